@@ -1,0 +1,102 @@
+"""Wiring of the self-correcting grounded-RAG graph (no logic lives here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from grounded_rag.context import Context
+from grounded_rag.nodes import Nodes
+from grounded_rag.retrieval.base import Retriever
+from grounded_rag.routing import (
+    route_after_finalize,
+    route_after_generate,
+    route_after_retrieve,
+    route_after_review,
+    route_after_verify,
+)
+from grounded_rag.state import InputState, OutputState, State
+from grounded_rag.verification.base import Verifier
+
+GRAPH_NAME = "grounded-rag"
+
+
+def build_builder(
+    *,
+    retriever: Retriever | None = None,
+    generator: BaseChatModel | None = None,
+    extractor: BaseChatModel | str | None = None,
+    verifier: Verifier | BaseChatModel | None = None,
+) -> StateGraph[State, Context, InputState, OutputState]:
+    """The uncompiled graph (``langgraph dev`` compiles it with its own checkpointer)."""
+    nodes = Nodes(retriever=retriever, generator=generator, extractor=extractor,
+                  verifier=verifier)
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState,
+                         output_schema=OutputState)
+    builder.add_node("retrieve_evidence", nodes.retrieve_evidence)
+    builder.add_node("generate_answer", nodes.generate_answer)
+    builder.add_node("check_citations", nodes.check_citations)
+    builder.add_node("extract_claims", nodes.extract_claims)
+    builder.add_node("verify_claims", nodes.verify_claims)
+    builder.add_node("prepare_feedback", nodes.prepare_feedback)
+    builder.add_node("revise_answer", nodes.revise_answer)
+    builder.add_node("finalize_answer", nodes.finalize_answer)
+    builder.add_node("review_answer", nodes.review_answer)
+    builder.add_node("abstain_answer", nodes.abstain_answer)
+
+    builder.add_edge(START, "retrieve_evidence")
+    builder.add_conditional_edges("retrieve_evidence", route_after_retrieve)
+    builder.add_conditional_edges("generate_answer", route_after_generate)
+    builder.add_edge("check_citations", "extract_claims")
+    builder.add_edge("extract_claims", "verify_claims")
+    builder.add_conditional_edges("verify_claims", route_after_verify)
+    builder.add_edge("prepare_feedback", "revise_answer")
+    builder.add_conditional_edges("revise_answer", route_after_generate)
+    builder.add_conditional_edges("finalize_answer", route_after_finalize)
+    builder.add_conditional_edges("review_answer", route_after_review)
+    builder.add_edge("abstain_answer", END)
+    return builder
+
+
+def build_graph(
+    *,
+    retriever: Retriever | None = None,
+    generator: BaseChatModel | None = None,
+    extractor: BaseChatModel | str | None = None,
+    verifier: Verifier | BaseChatModel | None = None,
+    checkpointer: Checkpointer = None,
+    interrupt_before: list[str] | None = None,
+    name: str = GRAPH_NAME,
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
+    """Build the workflow with injected parts; anything left out is resolved per run.
+
+    Args:
+        retriever: any object with ``retrieve(query, k) -> list[Evidence]``; default: the
+            embedded store named by the ``store_dir`` setting.
+        generator: chat model that writes the cited answer; default: the ``generator_model``
+            setting (local model when no provider key is configured).
+        extractor: chat model for claim extraction, or ``"rules"``; default: the
+            ``extractor_model`` setting.
+        verifier: a ``Verifier`` or a chat model judging claims; default: the
+            ``verifier_model`` setting, else the generator.
+        checkpointer: LangGraph checkpointer (needed for review mode's interrupt and resume).
+        interrupt_before: node names to pause before (stepping through the loop).
+        name: the compiled graph's name.
+    """
+    builder = build_builder(retriever=retriever, generator=generator, extractor=extractor,
+                            verifier=verifier)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before,
+                           name=name)
+
+
+
+
+builder = build_builder()
+"""Uncompiled default workflow, for servers that bring their own checkpointer."""
+
+graph = builder.compile(name=GRAPH_NAME)
+"""The compiled default workflow: store and models come from each run's settings."""

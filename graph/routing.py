@@ -1,0 +1,67 @@
+"""Pure routing functions: the loop's decisions depend on the state alone."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END
+
+from grounded_rag.state import State
+
+
+def _has_critical(state: State) -> bool:
+    return any(f["severity"] == "critical" for f in state.get("findings", []))
+
+
+def _retry_or_abstain(state: State) -> Literal["prepare_feedback", "abstain_answer"]:
+    regenerations = max(0, state.get("attempts", 1) - 1)
+    if regenerations < state.get("max_retries", 0):
+        return "prepare_feedback"
+    return "abstain_answer"
+
+
+def route_after_retrieve(state: State) -> Literal["generate_answer", "abstain_answer"]:
+    """Abstain before any model call when the evidence is weak (or the question is empty)."""
+    if not state.get("evidence") or _has_critical(state):
+        return "abstain_answer"
+    return "generate_answer"
+
+
+def route_after_generate(
+    state: State,
+) -> Literal["check_citations", "prepare_feedback", "abstain_answer"]:
+    """Check a usable draft; retry an unusable reply; abstain when the model says it can't."""
+    draft = state.get("draft")
+    if draft is None:
+        return _retry_or_abstain(state)
+    if not draft["answerable"]:
+        return "abstain_answer"
+    return "check_citations"
+
+
+def route_after_verify(
+    state: State,
+) -> Literal["finalize_answer", "prepare_feedback", "abstain_answer"]:
+    """Finalize when every claim holds; else revise while the budget lasts; else abstain."""
+    claims = state.get("claims", [])
+    if claims and all(c.get("verdict") == "supported" for c in claims) and not _has_critical(state):
+        return "finalize_answer"
+    return _retry_or_abstain(state)
+
+
+def route_after_finalize(state: State) -> Literal["review_answer", "__end__"]:
+    """Pause for a person when review mode flagged the answer."""
+    review = state.get("review") or {}
+    if review.get("required") and not review.get("action"):
+        return "review_answer"
+    return END
+
+
+def route_after_review(state: State) -> Literal["check_citations", "abstain_answer", "__end__"]:
+    """Approve ends the run, reject abstains, an edit is verified again."""
+    action = (state.get("review") or {}).get("action")
+    if action == "reject":
+        return "abstain_answer"
+    if action == "edit":
+        return "check_citations"
+    return END

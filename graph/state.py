@@ -1,0 +1,66 @@
+"""Graph state: what the user sends in, what flows between nodes, and what comes out."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
+
+
+class InputState(TypedDict):
+    """What a caller sends."""
+
+    question: str
+    """The user's question, in Japanese or English."""
+
+
+class OutputState(TypedDict, total=False):
+    """The output contract shared by the Python API, the CLI's ``--json`` and the server."""
+
+    question: str
+    """The question that was asked."""
+    status: Literal["answered", "abstained"]
+    """Whether the graph answered or abstained."""
+    answer: str
+    """Answer text with ``[n]`` markers into ``sources`` (or the abstention message)."""
+    claims: list[Claim]
+    """Claims the answer makes, each with verdict, reason and located citations."""
+    removed_claims: list[Claim]
+    """Claims of earlier drafts that the loop dropped (for audit and UI badges)."""
+    sources: list[Source]
+    """References; ``[n]`` in the answer is ``sources[n-1]``."""
+    attempts: int
+    """Generations made (1 + regenerations)."""
+    confidence: float
+    """0-1: weakest claim's support x citation quality x retrieval relevance."""
+    grounding_score: float
+    """0-1: share of the answer's claim text backed by a supported claim with a located quote."""
+    findings: list[Finding]
+    """Problems found by checks and the verifier (for abstentions: what led there)."""
+    flags: list[str]
+    """Verification flags for the reader, e.g. ``low_relevance``, ``revised``, ``quote_drift``."""
+    timings_ms: dict[str, float]
+    """Milliseconds per stage, summed over the loop's attempts."""
+    language: str
+    """Language of the answer (``ja`` or ``en``)."""
+
+
+class State(InputState, OutputState, total=False):
+    """Full working state of one run."""
+
+    evidence: list[Evidence]
+    """Retrieved chunks, best first."""
+    draft: Draft | None
+    """The latest generated (or human-edited) answer before claim extraction."""
+    history: list[dict[str, Any]]
+    """One record per attempt: statements, claims, verdicts and findings."""
+    feedback: str
+    """Findings rendered for the revision prompt."""
+    review: dict[str, Any]
+    """Review status: ``required`` and, once decided, the reviewer's ``action`` and ``note``."""
+    citation_findings: list[Finding]
+    """Citation-check findings of the current draft, indexed by statement."""
+    max_retries: int
+    """Regeneration budget of this run (copied from the settings for the pure routers)."""

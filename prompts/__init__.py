@@ -1,0 +1,1 @@
+"""Prompt text, one module per node, in Japanese and English."""

@@ -1,0 +1,30 @@
+"""Text of findings fed back to the generator, of abstentions, and of progress messages."""
+
+from __future__ import annotations
+
+ABSTAIN = {"ja": "資料からは確認できません。", "en": "The sources do not say."}
+"""The abstention answer, in the question's language."""
+
+CLAIM_FINDING = {
+    "en": '- Claim "{claim}": {verdict}. {reason}{evidence}',
+    "ja": "- 主張「{claim}」: {verdict}。{reason}{evidence}",
+}
+EVIDENCE_SUFFIX = {"en": ' The source says: "{quote}"', "ja": " 資料の記載: 「{quote}」"}
+VERDICT_NAMES = {
+    "en": {"supported": "supported", "contradicted": "contradicted by the sources",
+           "neutral": "not stated in the sources"},
+    "ja": {"supported": "裏付けあり", "contradicted": "資料と矛盾", "neutral": "資料に記載なし"},
+}
+GENERAL_FINDING = {"en": "- {detail}", "ja": "- {detail}"}
+
+PROGRESS = {
+    "retrieving": {"en": "retrieving evidence", "ja": "資料を検索中"},
+    "generating": {"en": "writing a cited answer", "ja": "引用付きの回答を作成中"},
+    "checking": {"en": "checking citations", "ja": "引用を確認中"},
+    "extracting": {"en": "extracting claims", "ja": "主張を抽出中"},
+    "verifying": {"en": "verifying {n} claims", "ja": "{n}件の主張を検証中"},
+    "revising": {"en": "revising, attempt {attempt} of {total}", "ja": "修正中（{attempt}/{total}回目）"},
+    "abstaining": {"en": "abstaining", "ja": "回答を控えます"},
+    "finalizing": {"en": "finalizing", "ja": "回答を確定中"},
+    "reviewing": {"en": "waiting for human review", "ja": "人手によるレビュー待ち"},
+}
