@@ -13,6 +13,16 @@ log = logging.getLogger(__name__)
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
+# Reply-level failures of providers' own parsers (matched by name: the provider packages are
+# optional). Transport errors, auth errors and rate limits are not in here: they propagate.
+_MALFORMED_REPLY_ERRORS = frozenset({
+    "OutputParserException",  # langchain_core parsers
+    "StructuredOutputError",  # grounded_rag.local
+    "JSONDecodeError",
+    "LengthFinishReasonError",  # openai: reply cut off by max_tokens
+    "ContentFilterFinishReasonError",  # openai: reply withheld
+})
+
 
 class StructuredOutputFailure(Exception):
     """All attempts to get a valid structured reply failed."""
@@ -61,8 +71,7 @@ def invoke_structured(
             log.warning("structured output for %s failed (attempt %d): %s",
                         schema.__name__, attempt, exc)
         except Exception as exc:  # provider-specific parse errors (OutputParserException, ...)
-            if type(exc).__name__ not in {"OutputParserException", "StructuredOutputError",
-                                          "JSONDecodeError"}:
+            if type(exc).__name__ not in _MALFORMED_REPLY_ERRORS:
                 raise
             errors.append(f"attempt {attempt}: {type(exc).__name__}: {str(exc)[:200]}")
     raise StructuredOutputFailure(schema.__name__, errors)
