@@ -69,6 +69,13 @@ class Context:
             "scorer; an API model returns batched verdicts. Empty: same as the generator."
         },
     )
+    verify_mode: Literal["batch", "parallel"] = field(
+        default="batch",
+        metadata={
+            "description": "'batch': one verifier call judges all claims of an attempt; "
+            "'parallel': one call per claim, run concurrently."
+        },
+    )
     store_dir: str = field(
         default="",
         metadata={

@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ContextThreadPoolExecutor
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -332,7 +333,13 @@ class Nodes:
             to_check.append({"text": claim["text"], "evidence": chosen})
         with _timed("verify_claims", timings):
             verifier = self._verifier(settings)
-            verdicts = verifier.verify(to_check, language=language) if to_check else []
+            if settings.verify_mode == "parallel" and len(to_check) > 1:
+                # ContextThreadPoolExecutor carries callbacks/tracing context into the threads.
+                with ContextThreadPoolExecutor(max_workers=min(8, len(to_check))) as pool:
+                    verdicts = [v[0] for v in pool.map(
+                        lambda item: verifier.verify([item], language=language), to_check)]
+            else:
+                verdicts = verifier.verify(to_check, language=language) if to_check else []
         findings = list(state.get("findings", []))
         for index, (claim, verdict) in enumerate(zip(claims, verdicts, strict=True)):
             claim.update(verdict)

@@ -18,7 +18,7 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "graph.mmd"
 def test_public_api_is_pinned():
     assert grounded_rag.__all__ == sorted(grounded_rag.__all__)
     assert grounded_rag.__all__ == ["Context", "Retriever", "Verifier", "build_builder",
-                                    "build_graph", "graph"]
+                                    "build_graph", "graph", "sample_corpus_dir"]
 
 
 def test_graph_is_a_runnable_with_studio_friendly_schemas():

@@ -380,3 +380,16 @@ def test_chat_model_as_verifier_batches_all_claims_in_one_call():
     out = graph.invoke({"question": "Battery?"})
     assert out["status"] == "answered"
     assert len(judge.calls_for("JudgedClaims")) == 1
+
+
+def test_verify_mode_batch_is_one_call_parallel_is_one_per_claim():
+    three = answer(("The battery lasts up to 10 hours.", "spec#sec2", "lasts up to 10 hours"),
+                   ("Charging takes 2 hours.", "spec#sec2", "Charging takes 2 hours"),
+                   ("It is the X100.", "spec#sec2", "The X100 battery"))
+    for mode, calls in (("batch", 1), ("parallel", 3)):
+        graph, _, _, verifier = make({"CitedAnswer": [three]})
+        out = graph.invoke({"question": "Battery?"}, context=Context(verify_mode=mode))
+        assert out["status"] == "answered"
+        assert len(verifier.calls) == calls
+        assert sorted(t for call in verifier.calls for t in call) == sorted(
+            c["text"] for c in out["claims"])
