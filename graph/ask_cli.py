@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 DEMO_QUESTIONS = (
-    "X100のバッテリーは何時間持ちますか？",
-    "When does the service agreement take effect?",
-    "深夜のタクシー代は精算できますか？",
-    "What is the X100's battery life in a full day of use — is it 24 hours?",
+    "本契約の有効期間はいつからいつまでですか？",
+    "How long does the Aozora A1 battery last?",
+    "在宅勤務手当は月にいくら支給されますか？",
+    "The Aozora A1 battery lasts a full 24 hours, right? How many hours exactly?",
     "What is the capital of Australia?",
 )
 """Demo questions: Japanese and English, one that tempts a wrong number, one unanswerable."""

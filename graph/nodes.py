@@ -421,6 +421,8 @@ class Nodes:
         confidence = confidence_score(claims, evidence, regenerations=regenerations)
         findings = state.get("findings", [])
         flags = _flags(evidence, findings, regenerations)
+        if "human_edited" in state.get("flags", []):  # survives the re-verification of an edit
+            flags.append("human_edited")
         needs_review = settings.review_mode and confidence < settings.review_threshold
         return {
             "status": "answered", "answer": answer, "claims": claims, "removed_claims": removed,

@@ -1,0 +1,185 @@
+"""Fit the relevance scorer and pick the default abstain threshold.
+
+Step 1 (``--fit``): passage-level logistic regression of "this candidate is the gold
+passage" on the scorer's two signals (query-chunk cosine, IDF-weighted query-term
+coverage), separately for Japanese (JSQuAD) and English (SciFact) queries, over the top-20
+hybrid candidates of each question. The result is a relevance that reads as a probability.
+
+Step 2: on NoMIRACL (ja + en; answerable = at least one of the 10 passages is relevant,
+unanswerable = all 10 judged non-relevant) retrieve over each query's own 10 passages and
+take the best relevance; print threshold vs abstain rate (unanswerable) and answer rate
+(answerable) per language, and the chosen default.
+
+Usage::
+
+    python benchmarks/calibrate_abstain.py --fit --fit-questions 400
+    python benchmarks/calibrate_abstain.py            # curve with the coefficients in calibration.py
+
+Data is read from ../shared/eval (never copied into the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CachedEmbeddings, eval_path, read_jsonl  # noqa: E402
+from grounded_rag.retrieval.embeddings import MiniLMEmbeddings  # noqa: E402
+from grounded_rag.retrieval.memory import InMemoryRetriever  # noqa: E402
+from grounded_rag.retrieval.rerank import FeatureScorer  # noqa: E402
+
+MIN_ANSWER_RATE = 0.90
+"""The gate runs before any model call: it may only drop clearly unsupported questions."""
+
+
+def _fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> np.ndarray:
+    """Newton-Raphson logistic regression with a small L2 penalty; returns [bias, w...]."""
+    X = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(X.shape[1])
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-X @ w))
+        grad = X.T @ (p - y) + l2 * np.r_[0, w[1:]]
+        H = (X * (p * (1 - p))[:, None]).T @ X + l2 * np.diag(np.r_[0, np.ones(len(w) - 1)])
+        step = np.linalg.solve(H, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def _candidate_rows(
+    name: str, docs: list[dict], questions: list[tuple[str, set[str]]]
+) -> np.ndarray:
+    emb = CachedEmbeddings(MiniLMEmbeddings(), name)
+    retr = InMemoryRetriever(docs, embeddings=emb, chunk=False)
+    rows = []
+    for q, gold in questions:
+        for _, cand in retr.retrieve_with_candidates(q, 20):
+            cos = cand.cosine if cand.cosine is not None else 0.0
+            rows.append((cos, cand.coverage, float(cand.chunk.doc_id in gold)))
+    return np.asarray(rows)
+
+
+def fit(n: int) -> dict[str, float]:
+    coef: dict[str, float] = {}
+    qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")
+    cp, dp = eval_path("scifact", "claims.dev.jsonl"), eval_path("scifact", "corpus.jsonl")
+    if not (qp and pp and cp and dp):
+        raise SystemExit("skip: fitting needs jsquad_ja and scifact in ../shared/eval")
+    passages = read_jsonl(pp)
+    ja_docs = [{"id": p["pid"], "title": p["title"], "text": p["text"]} for p in passages]
+    # every 4th question: spread over many passages, disjoint from the first-N recall sample's order
+    ja_q = [(q["question"], {q["gold_pid"]}) for q in read_jsonl(qp)[::4][:n]]
+    corpus = read_jsonl(dp)
+    en_docs = [
+        {"id": d["doc_id"], "title": d["title"], "text": " ".join(d["abstract"])} for d in corpus
+    ]
+    en_q = [(c["claim"], set(c["evidence"])) for c in read_jsonl(cp) if c["evidence"]][:n]
+    for lang, rows in (
+        ("ja", _candidate_rows("jsquad_ja", ja_docs, ja_q)),
+        ("en", _candidate_rows("scifact", en_docs, en_q)),
+    ):
+        w = _fit_logistic(rows[:, :2], rows[:, 2])
+        sfx = "_ja" if lang == "ja" else ""
+        coef[f"bias{sfx}"], coef[f"w_cosine{sfx}"], coef[f"w_coverage{sfx}"] = (
+            round(float(v), 3) for v in w
+        )
+        p = 1 / (1 + np.exp(-(w[0] + rows[:, :2] @ w[1:])))
+        bins = np.clip((p * 5).astype(int), 0, 4)
+        rel = ", ".join(
+            f"[{b / 5:.1f},{(b + 1) / 5:.1f}): pred {p[bins == b].mean():.2f} / actual {rows[bins == b, 2].mean():.2f} (n={int((bins == b).sum())})"
+            for b in range(5)
+            if (bins == b).any()
+        )
+        print(
+            f"fit {lang}: {len(rows)} candidate rows, positives {rows[:, 2].mean():.3f}; coefficients "
+            f"bias={w[0]:.3f} cosine={w[1]:.3f} coverage={w[2]:.3f}\n  reliability: {rel}"
+        )
+    return coef
+
+
+def curve(scorer: FeatureScorer | None) -> float | None:
+    p = eval_path("nomiracl_ja_en", "nomiracl.dev.jsonl")
+    if p is None:
+        return None
+    rows = read_jsonl(p)
+    emb = CachedEmbeddings(MiniLMEmbeddings(), "nomiracl")
+    best: list[tuple[str, bool, float]] = []
+    for r in rows:
+        docs = [
+            {"id": f"p{i}", "title": x["title"], "text": x["text"]}
+            for i, x in enumerate(r["passages"])
+        ]
+        retr = InMemoryRetriever(docs, embeddings=emb, chunk=False, reranker=scorer)
+        hits = retr.retrieve(r["question"], 10)
+        best.append(
+            (r["lang"], bool(r["answerable"]), max((h["relevance"] for h in hits), default=0.0))
+        )
+    thresholds = [round(t, 2) for t in np.arange(0.0, 0.61, 0.02)]
+    print("\nNoMIRACL dev (best relevance of the query's 10 passages); per language:")
+    print(
+        "threshold | ja: answer rate (answerable)  abstain rate (unanswerable) | en: answer rate  abstain rate | all: answer  abstain"
+    )
+    chosen = 0.0
+    for t in thresholds:
+        cells = []
+        ok = True
+        for lang in ("ja", "en", None):
+            sel = [b for b in best if lang is None or b[0] == lang]
+            ans = [s for _, a, s in sel if a]
+            una = [s for _, a, s in sel if not a]
+            answer_rate = np.mean([s >= t for s in ans])
+            abstain_rate = np.mean([s < t for s in una])
+            cells.append(f"{answer_rate:.2f}  {abstain_rate:.2f}")
+            if lang is not None and answer_rate < MIN_ANSWER_RATE:
+                ok = False
+        if ok:
+            chosen = t
+        print(f"  {t:.2f}    | " + " | ".join(cells))
+    for lang in ("ja", "en"):
+        ans = np.array([s for l_, a, s in best if l_ == lang and a])
+        una = np.array([s for l_, a, s in best if l_ == lang and not a])
+        auc = np.mean([(x > y) + 0.5 * (x == y) for x in ans for y in una])
+        print(
+            f"{lang}: answerable {len(ans)}, unanswerable {len(una)}, ROC AUC of best relevance {auc:.3f}"
+        )
+    print(
+        f"\nchosen default: {chosen:.2f} (highest threshold keeping the answer rate on answerable "
+        f">= {MIN_ANSWER_RATE:.0%} in each language)"
+    )
+    baseline = {}
+    for r in rows:
+        if r["answerable"]:
+            continue
+        for model, out in (r.get("baseline_outputs") or {}).items():
+            said_no = "i don't know" in str(out).lower()
+            baseline.setdefault(model, []).append(said_no)
+    if baseline:
+        print('published baselines, abstain rate on the unanswerable queries ("I don\'t know"):')
+        for model, xs in sorted(baseline.items()):
+            print(f"  {model}: {np.mean(xs):.2f} (n={len(xs)})")
+    return chosen
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--fit", action="store_true", help="refit the scorer coefficients first")
+    ap.add_argument("--fit-questions", type=int, default=400)
+    args = ap.parse_args()
+    scorer = None
+    if args.fit:
+        coef = fit(args.fit_questions)
+        print("FEATURE_COEFFICIENTS =", json.dumps(coef))
+        scorer = FeatureScorer(**coef)
+    curve(scorer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""ChatLocal: a LangChain chat model over the shared llama.cpp runtime (provider ``local``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime
+
+
+class StructuredOutputError(ValueError):
+    """The local model did not produce valid JSON for the schema, even after a retry."""
+
+    def __init__(self, message: str, *, raw: str = "", finish_reason: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+        """The last raw model output."""
+        self.finish_reason = finish_reason
+        """The last finish reason (``length`` means the budget ran out)."""
+
+
+class ChatLocal(BaseChatModel):
+    """Offline chat model: Qwen2.5-Coder-1.5B-Instruct (or any GGUF) through llama.cpp.
+
+    Greedy, seeded decoding; the model's own chat template; one model instance per file per
+    process, shared and lock-guarded. ``with_structured_output`` constrains decoding with a
+    grammar built from the JSON schema.
+
+    Example:
+        >>> llm = ChatLocal()  # doctest: +SKIP
+        >>> llm.invoke("Say hi").content  # doctest: +SKIP
+    """
+
+    model: str | None = Field(default=None)
+    """GGUF path or ``local:/path.gguf``; None / ``"local"`` for the bundled default."""
+    model_path: str | None = Field(default=None)
+    """Alias of ``model`` (a GGUF path); wins when both are set."""
+    max_tokens: int = 512
+    """Generation budget per call."""
+    structured_retry_factor: float = 2.0
+    """On a truncated or invalid structured answer, retry once with this times the budget."""
+    n_ctx: int | None = None
+    """Context window (default 8192)."""
+    n_threads: int | None = None
+    """Threads (default: the CPU cores available)."""
+    seed: int = DEFAULT_SEED
+    """Seed (decoding is greedy; the seed pins any remaining sampler state)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @property
+    def _llm_type(self) -> str:
+        return "grounded-rag-local"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model_path or self.model or "local", "max_tokens": self.max_tokens}
+
+    def runtime(self) -> LocalRuntime:
+        """Return (loading on first use) the shared runtime for this model file."""
+        spec = self.model_path or self.model
+        return get_runtime(spec, n_ctx=self.n_ctx, n_threads=self.n_threads)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        rt = self.runtime()
+        request: dict[str, Any] = {
+            "messages": [_to_dict(m) for m in messages],
+            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": self.seed,
+            "stop": stop or None,
+        }
+        if kwargs.get("response_format") is not None:
+            request["response_format"] = kwargs["response_format"]
+        with rt.lock:
+            response = rt.llama.create_chat_completion(**request)
+        choice = response["choices"][0]  # type: ignore[index]
+        text = choice["message"].get("content") or ""
+        usage = response.get("usage") or {}  # type: ignore[union-attr]
+        finish = choice.get("finish_reason")
+        message = AIMessage(
+            content=text,
+            usage_metadata=UsageMetadata(
+                input_tokens=int(usage.get("prompt_tokens", 0)),
+                output_tokens=int(usage.get("completion_tokens", 0)),
+                total_tokens=int(usage.get("total_tokens", 0)),
+            ),
+            response_metadata={
+                "finish_reason": finish,
+                "model_name": rt.model_name,
+                "model_provider": "local",
+            },
+        )
+        return ChatResult(
+            generations=[
+                ChatGeneration(message=message, generation_info={"finish_reason": finish})
+            ],
+            llm_output={"model_name": rt.model_name, "token_usage": dict(usage)},
+        )
+
+    def with_structured_output(  # type: ignore[override]
+        self,
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Return a runnable producing ``schema`` instances via grammar-constrained decoding.
+
+        Args:
+            schema: A Pydantic model class (output is an instance) or a JSON schema dict
+                (output is a dict, checked for the schema's required keys).
+            include_raw: Return ``{"raw", "parsed", "parsing_error"}`` instead of raising.
+            **kwargs: ``max_tokens`` overrides the first-attempt budget.
+
+        Raises:
+            StructuredOutputError: when the output is cut off (``finish_reason ==
+                "length"``) or invalid twice (only when ``include_raw`` is False).
+        """
+        json_schema, validate = _schema_and_validator(schema)
+        budget = int(kwargs.get("max_tokens", self.max_tokens))
+        name = json_schema.get("title", "output")
+
+        def run(value: LanguageModelInput, config: RunnableConfig | None = None) -> Any:
+            error: StructuredOutputError | None = None
+            raw: BaseMessage | None = None
+            budgets = (budget, int(budget * self.structured_retry_factor))
+            for tokens in budgets:
+                raw = self.invoke(
+                    value,
+                    config,
+                    response_format={"type": "json_object", "schema": json_schema},
+                    max_tokens=tokens,
+                )
+                try:
+                    parsed = _parse(raw, validate, name, tokens)
+                except StructuredOutputError as exc:
+                    error = exc
+                    continue
+                return (
+                    {"raw": raw, "parsed": parsed, "parsing_error": None} if include_raw else parsed
+                )
+            assert error is not None
+            error.args = (f"{error.args[0]} (after {len(budgets)} attempts)",)
+            if include_raw:
+                return {"raw": raw, "parsed": None, "parsing_error": error}
+            raise error
+
+        return RunnableLambda(run, name=f"ChatLocal.structured[{name}]")
+
+
+def _parse(raw: BaseMessage, validate: Any, name: str, budget: int) -> Any:
+    text = raw.content if isinstance(raw.content, str) else json.dumps(raw.content)
+    finish = raw.response_metadata.get("finish_reason")
+    if finish == "length":
+        raise StructuredOutputError(
+            f"The local model ran out of its {budget}-token budget while writing {name}",
+            raw=text,
+            finish_reason=finish,
+        )
+    try:
+        return validate(json.loads(text))
+    except (json.JSONDecodeError, ValidationError, ValueError) as exc:
+        raise StructuredOutputError(
+            f"The local model's {name} output is not valid: {exc}", raw=text, finish_reason=finish
+        ) from exc
+
+
+def _schema_and_validator(schema: type[BaseModel] | dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema(), schema.model_validate
+    if isinstance(schema, dict):
+        required = list(schema.get("required", []))
+
+        def validate(obj: Any) -> dict[str, Any]:
+            if not isinstance(obj, dict):
+                raise ValueError("expected a JSON object")
+            missing = [k for k in required if k not in obj]
+            if missing:
+                raise ValueError(f"missing required keys: {missing}")
+            return obj
+
+        return schema, validate
+    raise TypeError("schema must be a Pydantic model class or a JSON schema dict")
+
+
+def _to_dict(message: BaseMessage) -> dict[str, str]:
+    content = message.content
+    if not isinstance(content, str):
+        content = "".join(
+            part if isinstance(part, str) else str(part.get("text", "")) for part in content
+        )
+    if isinstance(message, SystemMessage):
+        role = "system"
+    elif isinstance(message, HumanMessage):
+        role = "user"
+    elif isinstance(message, AIMessage):
+        role = "assistant"
+    elif isinstance(message, ToolMessage):
+        role = "tool"
+    else:
+        role = "user"
+    return {"role": role, "content": content}
+
+
+def local_chat_model(spec: str | os.PathLike[str] | None = None, **kwargs: Any) -> ChatLocal:
+    """Build a ChatLocal for a provider spec (``local`` or ``local:/path/model.gguf``)."""
+    text = None if spec is None else os.fspath(spec)
+    return ChatLocal(model=text, **kwargs)
+
+
+__all__: Sequence[str] = ["ChatLocal", "StructuredOutputError", "local_chat_model"]

@@ -1,0 +1,127 @@
+"""Relevance scoring and optional reranking of fused candidates.
+
+Every candidate leaves the retriever with a calibrated ``relevance`` in [0, 1] (the graph's
+abstain threshold compares against it). The default :class:`FeatureScorer` needs no extra
+model: a logistic function of the query-chunk cosine and the IDF-weighted share of query
+terms found in the chunk, fitted by ``benchmarks/calibrate_abstain.py``. A cross-encoder can
+replace it when the user has ``sentence-transformers`` and a model installed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from grounded_rag.retrieval.chunking import Chunk
+
+
+@dataclass
+class Candidate:
+    """A fused candidate with the signals the scorers use."""
+
+    key: str
+    """Store key of the chunk."""
+    chunk: Chunk
+    """The chunk itself."""
+    tokens: list[str]
+    """BM25 tokens of the chunk's index text."""
+    fused: float
+    """Reciprocal-rank-fusion score."""
+    bm25: float | None = None
+    """Raw BM25 score when the lexical side found it."""
+    cosine: float | None = None
+    """Query-chunk cosine (an upper bound when the vector side did not rank it)."""
+    coverage: float = 0.0
+    """IDF-weighted share of query terms present in the chunk, in [0, 1]."""
+    extra: dict[str, float] = field(default_factory=dict)
+    """Room for scorer-specific signals."""
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores candidates for a query with a relevance in [0, 1]."""
+
+    reorders: bool
+    """True when results should be sorted by this score rather than by fused rank."""
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        """Relevance in [0, 1] for each candidate, in input order."""
+        ...
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x > -60 else 0.0
+
+
+@dataclass
+class FeatureScorer:
+    """Logistic relevance from cosine and query-term coverage (no extra model).
+
+    MiniLM is English-centred: unrelated Japanese text still scores cosine ~0.5, so
+    Japanese queries get their own cosine weight and bias.
+    """
+
+    bias: float
+    """Intercept for non-Japanese queries."""
+    w_cosine: float
+    """Cosine weight for non-Japanese queries."""
+    w_coverage: float
+    """Coverage weight for non-Japanese queries."""
+    bias_ja: float
+    """Intercept for Japanese queries."""
+    w_cosine_ja: float
+    """Cosine weight for Japanese queries."""
+    w_coverage_ja: float
+    """Coverage weight for Japanese queries."""
+    reorders: bool = False
+    """Keep the fused order (measured better for recall than sorting by this score)."""
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        """Calibrated relevance for each candidate."""
+        from grounded_rag.retrieval.text_analysis import has_japanese
+
+        ja = has_japanese(query)
+        b, wc, wv = (
+            (self.bias_ja, self.w_cosine_ja, self.w_coverage_ja)
+            if ja
+            else (self.bias, self.w_cosine, self.w_coverage)
+        )
+        out = []
+        for c in candidates:
+            cos = c.cosine if c.cosine is not None else 0.0
+            out.append(_sigmoid(b + wc * cos + wv * c.coverage))
+        return out
+
+
+def default_scorer() -> FeatureScorer:
+    """The calibrated default scorer (coefficients live in ``calibration.py``)."""
+    from grounded_rag.retrieval.calibration import FEATURE_COEFFICIENTS
+
+    return FeatureScorer(**FEATURE_COEFFICIENTS)
+
+
+class CrossEncoderReranker:
+    """Rerank with a sentence-transformers cross-encoder (optional; not installed by default).
+
+    Relevance is the sigmoid of the model's logit. Pass a local model path when offline.
+    """
+
+    reorders = True
+
+    def __init__(self, model_name_or_path: str, *, max_length: int = 512) -> None:
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:  # pragma: no cover - depends on the user's install
+            raise ImportError(
+                "CrossEncoderReranker needs sentence-transformers: "
+                "pip install sentence-transformers (and a local cross-encoder model)"
+            ) from exc
+        self._model = CrossEncoder(model_name_or_path, max_length=max_length)
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        """Sigmoid of the cross-encoder logits."""
+        if not candidates:
+            return []
+        logits = self._model.predict([(query, c.chunk.text) for c in candidates])
+        return [_sigmoid(float(x)) for x in logits]

@@ -1,0 +1,371 @@
+"""The persisted store: SQLite catalogue + Chroma vectors + a bm25s index, side by side.
+
+Layout of the store directory (default ``./.grounded-rag/`` or ``$GROUNDED_RAG_STORE``)::
+
+    catalog.sqlite    documents, chunks (text, offsets, BM25 tokens), settings
+    chroma/           Chroma PersistentClient (unless a Chroma server URL is given)
+    bm25-<gen>/       the bm25s index of generation <gen> plus its key list
+
+Visibility rule: a chunk is visible only when its key is in the committed BM25 key list.
+Chroma keys are ``<chunk id>@<document hash prefix>``, so a changed document's new
+vectors never overwrite the old ones; everything is written first, and one SQLite
+transaction then switches to the new generation. A crash at any point leaves either the
+old or the new state visible, never a mix; leftovers are garbage-collected by the next
+ingest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from grounded_rag.retrieval._bm25 import BM25Index
+from grounded_rag.retrieval._errors import EmptyStoreError, StoreMismatchError, StoreNotFoundError
+from grounded_rag.retrieval.chunking import Chunk
+
+DEFAULT_STORE_DIR = ".grounded-rag"
+STORE_ENV = "GROUNDED_RAG_STORE"
+CATALOG = "catalog.sqlite"
+FORMAT_VERSION = "1"
+_TOKEN_SEP = "\x1f"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, hash TEXT NOT NULL, version TEXT NOT NULL, title TEXT NOT NULL,
+    url TEXT NOT NULL, source TEXT NOT NULL, n_chunks INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    key TEXT PRIMARY KEY, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL, ord INTEGER NOT NULL,
+    title TEXT NOT NULL, url TEXT NOT NULL, section TEXT NOT NULL, text TEXT NOT NULL,
+    start INTEGER NOT NULL, "end" INTEGER NOT NULL, tokens TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+"""
+
+
+def resolve_store_dir(store_dir: str | os.PathLike[str] | None) -> Path:
+    """The store directory: the argument, else ``$GROUNDED_RAG_STORE``, else ``./.grounded-rag``."""
+    return Path(store_dir or os.environ.get(STORE_ENV) or DEFAULT_STORE_DIR)
+
+
+def _chroma_client(path: Path, chroma_url: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if chroma_url:
+        from urllib.parse import urlparse
+
+        u = urlparse(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
+        return chromadb.HttpClient(
+            host=u.hostname or "localhost",
+            port=u.port or (443 if u.scheme == "https" else 8000),
+            ssl=u.scheme == "https",
+            settings=settings,
+        )
+    return chromadb.PersistentClient(path=str(path / "chroma"), settings=settings)
+
+
+class Store:
+    """Read and write access to one store directory."""
+
+    def __init__(self, directory: Path, *, chroma_url: str | None = None, create: bool = False):
+        self.directory = directory
+        self.chroma_url = chroma_url
+        catalog = directory / CATALOG
+        if not catalog.exists():
+            if not create:
+                raise StoreNotFoundError(
+                    f"no grounded-rag store at {directory.resolve()}; build one with "
+                    f"`grounded-rag ingest PATH... --store {directory}` (or set {STORE_ENV})"
+                )
+            directory.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(catalog), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.RLock()
+        if self.meta("format") is None:
+            self.set_meta("format", FORMAT_VERSION)
+            self.set_meta("collection", f"grounded-rag-{uuid.uuid4().hex[:12]}")
+            self.set_meta("generation", "0")
+        self._client: Any = None
+        self._collection: Any = None
+        self._bm25: BM25Index | None = None
+        self._bm25_gen: str | None = None
+        self._visible: set[str] = set()
+
+    # -- settings ---------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        """A stored setting, or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a setting (inside the current transaction when one is open)."""
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def check_embeddings(self, name: str, dimension: int | None) -> None:
+        """Record the embedding model on first use; refuse a different one later."""
+        stored = self.meta("embedding_model")
+        if stored is None:
+            self.set_meta("embedding_model", name)
+            return
+        if stored != name:
+            raise StoreMismatchError(
+                f"the store at {self.directory} was built with embeddings {stored!r}, not "
+                f"{name!r}; use the same embeddings or ingest into a new --store directory"
+            )
+        stored_dim = self.meta("dimension")
+        if dimension is not None and stored_dim is not None and int(stored_dim) != dimension:
+            raise StoreMismatchError(
+                f"embedding dimension {dimension} does not match the store's {stored_dim}"
+            )
+
+    # -- vectors --------------------------------------------------------------------------
+    @property
+    def collection(self) -> Any:
+        """The Chroma collection (created on first use, cosine space, no embedding function)."""
+        if self._collection is None:
+            self._client = _chroma_client(self.directory, self.chroma_url)
+            self._collection = self._client.get_or_create_collection(
+                self.meta("collection") or "grounded-rag",
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+            )
+        return self._collection
+
+    def add_vectors(self, keys: list[str], vectors: list[list[float]], doc_ids: list[str]) -> None:
+        """Write vectors (invisible until the generation that lists them is committed)."""
+        import numpy as np
+
+        batch = 1000
+        for i in range(0, len(keys), batch):
+            self.collection.upsert(
+                ids=keys[i : i + batch],
+                embeddings=np.asarray(vectors[i : i + batch], dtype=np.float32),
+                metadatas=[{"doc_id": d} for d in doc_ids[i : i + batch]],
+            )
+
+    def delete_vectors(self, keys: Sequence[str]) -> None:
+        """Delete vectors by key (missing keys are ignored)."""
+        for i in range(0, len(keys), 1000):
+            self.collection.delete(ids=list(keys[i : i + 1000]))
+
+    def all_vector_keys(self) -> list[str]:
+        """Every key in the Chroma collection (for garbage collection)."""
+        out: list[str] = []
+        offset = 0
+        while True:
+            got = self.collection.get(include=[], limit=5000, offset=offset)
+            out.extend(got["ids"])
+            if len(got["ids"]) < 5000:
+                return out
+            offset += 5000
+
+    # -- reading --------------------------------------------------------------------------
+    def document_count(self) -> int:
+        """Number of committed documents."""
+        return int(self._db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+
+    def chunk_count(self) -> int:
+        """Number of committed chunks."""
+        return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def documents(self) -> dict[str, tuple[str, str, str]]:
+        """``doc_id -> (hash, version, source)`` for committed documents."""
+        rows = self._db.execute("SELECT doc_id, hash, version, source FROM documents")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def bm25_index(self) -> BM25Index | None:
+        """The committed BM25 index, reloaded when another process committed a new one."""
+        gen = self.meta("generation")
+        if gen != self._bm25_gen:
+            with self._lock:
+                name = self.meta("bm25_dir") or ""
+                index = BM25Index.load(self.directory / name) if name else None
+                self._bm25 = index
+                self._visible = set(index.keys) if index else set()
+                self._bm25_gen = gen
+        return self._bm25
+
+    def vector_search(self, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
+        """Top ``n`` visible (key, cosine) pairs."""
+        import numpy as np
+
+        self.bm25_index()
+        if not self._visible:
+            return []
+        res = self.collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32)],
+            n_results=min(n + 5, len(self._visible) + 5),
+            include=["distances"],
+        )
+        pairs = zip(res["ids"][0], res["distances"][0], strict=True)
+        return [(k, 1.0 - float(d)) for k, d in pairs if k in self._visible][:n]
+
+    def fetch(self, keys: Sequence[str]) -> dict[str, tuple[Chunk, list[str]]]:
+        """Chunks and tokens for the given keys."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = self._db.execute(
+            f'SELECT key, chunk_id, doc_id, title, url, section, text, start, "end", tokens '
+            f"FROM chunks WHERE key IN ({marks})",
+            list(keys),
+        )
+        return {
+            r[0]: (
+                Chunk(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]),
+                r[9].split(_TOKEN_SEP) if r[9] else [],
+            )
+            for r in rows
+        }
+
+    def require_documents(self) -> None:
+        """Raise :class:`EmptyStoreError` when nothing has been ingested."""
+        if self.document_count() == 0 or not self.meta("bm25_dir"):
+            raise EmptyStoreError(
+                f"the store at {self.directory.resolve()} holds no documents yet; add some "
+                f"with `grounded-rag ingest PATH... --store {self.directory}`"
+            )
+
+    # -- writing --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Exclusive lock on the store directory for one ingest at a time."""
+        import fcntl
+
+        with open(self.directory / ".lock", "w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                from grounded_rag.retrieval._errors import RetrievalError
+
+                raise RetrievalError(
+                    f"another ingest is running on {self.directory}; wait for it to finish"
+                ) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def commit(
+        self,
+        new_docs: list[tuple[str, str, str, str, str, str, list[tuple[str, Chunk, list[str]]]]],
+        removed: Sequence[str],
+    ) -> list[str]:
+        """Atomically replace documents and switch to a freshly built BM25 generation.
+
+        ``new_docs`` rows are ``(doc_id, hash, version, title, url, source, chunks)`` with
+        chunks as ``(key, chunk, tokens)``; their vectors must already be written. Returns
+        the vector keys that became garbage (old versions, removed documents).
+        """
+        db = self._db
+        gen = str(int(self.meta("generation") or "0") + 1)
+        old_dir = self.meta("bm25_dir") or ""
+        new_dir = f"bm25-{gen}-{uuid.uuid4().hex[:6]}"
+        replaced = [d[0] for d in new_docs] + list(removed)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            garbage: list[str] = []
+            for i in range(0, len(replaced), 500):
+                part = replaced[i : i + 500]
+                marks = ",".join("?" * len(part))
+                garbage += [
+                    r[0]
+                    for r in db.execute(f"SELECT key FROM chunks WHERE doc_id IN ({marks})", part)
+                ]
+                db.execute(f"DELETE FROM chunks WHERE doc_id IN ({marks})", part)
+                db.execute(f"DELETE FROM documents WHERE doc_id IN ({marks})", part)
+            for doc_id, hash_, version, title, url, source, chunks in new_docs:
+                db.execute(
+                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (doc_id, hash_, version, title, url, source, len(chunks)),
+                )
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            key,
+                            c.id,
+                            c.doc_id,
+                            n,
+                            c.title,
+                            c.url,
+                            c.section,
+                            c.text,
+                            c.start,
+                            c.end,
+                            _TOKEN_SEP.join(toks),
+                        )
+                        for n, (key, c, toks) in enumerate(chunks)
+                    ],
+                )
+            new_keys = {key for d in new_docs for key, _, _ in d[6]}
+            garbage = [k for k in garbage if k not in new_keys]
+            keys: list[str] = []
+            tokens: list[list[str]] = []
+            for key, toks in db.execute("SELECT key, tokens FROM chunks ORDER BY doc_id, ord"):
+                keys.append(key)
+                tokens.append(toks.split(_TOKEN_SEP) if toks else [])
+            if keys:
+                BM25Index.build(keys, tokens).save(self.directory / new_dir)
+            self.set_meta("bm25_dir", new_dir if keys else "")
+            self.set_meta("generation", gen)
+            _fail_point("before_commit")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            shutil.rmtree(self.directory / new_dir, ignore_errors=True)
+            raise
+        if old_dir:
+            shutil.rmtree(self.directory / old_dir, ignore_errors=True)
+        return garbage
+
+    def collect_garbage(self) -> int:
+        """Delete vectors and BM25 directories no committed generation refers to."""
+        committed = {r[0] for r in self._db.execute("SELECT key FROM chunks")}
+        stale = [k for k in self.all_vector_keys() if k not in committed]
+        self.delete_vectors(stale)
+        current = self.meta("bm25_dir") or ""
+        for p in self.directory.glob("bm25-*"):
+            if p.name != current:
+                shutil.rmtree(p, ignore_errors=True)
+        return len(stale)
+
+    def close(self) -> None:
+        """Close the catalogue connection."""
+        self._db.close()
+
+
+_FAIL_POINTS: set[str] = set()
+
+
+def _fail_point(name: str) -> None:
+    """Test hook: raise at a named point to prove crash consistency."""
+    if name in _FAIL_POINTS:
+        raise RuntimeError(f"injected failure at {name}")
+
+
+def store_info(store: Store) -> dict[str, Any]:
+    """A small JSON-able summary of a store."""
+    return {
+        "store": str(store.directory.resolve()),
+        "documents": store.document_count(),
+        "chunks": store.chunk_count(),
+        "embedding_model": store.meta("embedding_model"),
+        "generation": int(store.meta("generation") or 0),
+        "collection": store.meta("collection"),
+        "chroma": store.chroma_url or "embedded",
+        "bm25": json.dumps(store.meta("bm25_dir")),
+    }

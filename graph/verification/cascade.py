@@ -1,0 +1,96 @@
+"""Cascade verifier: deterministic cues first, the model only for what stays undecided."""
+
+from __future__ import annotations
+
+from grounded_rag.types import Evidence
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
+from grounded_rag.verification.cues import CueReport, check_claim
+from grounded_rag.verification.evidence import SelectedEvidence, select_evidence
+
+_NO_EVIDENCE = {
+    "en": "No evidence was provided for this claim.",
+    "ja": "この主張には根拠が示されていません。",
+}
+_MISSING_KINDS = frozenset({"quantity_missing", "date_missing"})
+
+
+class CascadeVerifier:
+    """Wraps a model verifier; deterministic checks may decide a claim before the model.
+
+    1. Evidence selection: the best sentences of the cited chunks (and their neighbours),
+       so long passages fit a small model.
+    2. Cues: a number, date or negation that the evidence contradicts decides
+       ``contradicted`` without the model.
+    3. The inner verifier judges the rest in one call. An unsupported claim with a negation
+       cue becomes ``contradicted``; cue details are put in front of the model's reason.
+       With ``strict_missing``, a number or date absent from the evidence also vetoes a
+       ``supported`` verdict.
+    """
+
+    def __init__(self, inner: Verifier, *, strict_missing: bool = False) -> None:
+        self.inner = inner
+        self.strict_missing = strict_missing
+
+    def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
+        """Verify claims; the inner verifier is called at most once, for undecided claims."""
+        lang = "ja" if (language or "").lower().startswith("ja") else "en"
+        results: list[ClaimVerdict | None] = [None] * len(claims)
+        pending: list[tuple[int, SelectedEvidence, CueReport]] = []
+        for i, claim in enumerate(claims):
+            evidence = claim["evidence"]
+            selected = select_evidence(claim["text"], evidence)
+            if not selected.text:
+                results[i] = ClaimVerdict(
+                    verdict="neutral", reason=_NO_EVIDENCE[lang], evidence_quote="", support=0.0
+                )
+                continue
+            report = check_claim(claim["text"], [e["text"] for e in evidence], language=lang)
+            if report.contradicted:
+                results[i] = ClaimVerdict(
+                    verdict="contradicted",
+                    reason=report.reason,
+                    evidence_quote=report.evidence_quote or selected.best_sentence,
+                    support=0.0,
+                )
+                continue
+            pending.append((i, selected, report))
+        if pending:
+            inner_claims = [
+                ClaimToCheck(text=claims[i]["text"], evidence=[_as_evidence(claims[i], sel)])
+                for i, sel, _ in pending
+            ]
+            verdicts = self.inner.verify(inner_claims, language=language)
+            for (i, sel, report), verdict in zip(pending, verdicts, strict=True):
+                results[i] = self._merge(verdict, sel, report)
+        return [r for r in results if r is not None]
+
+    def _merge(
+        self, verdict: ClaimVerdict, selected: SelectedEvidence, report: CueReport
+    ) -> ClaimVerdict:
+        merged = ClaimVerdict(**verdict)
+        if not merged["evidence_quote"]:
+            merged["evidence_quote"] = selected.best_sentence
+        kinds = {c.kind for c in report.cues}
+        if merged["verdict"] == "supported":
+            if self.strict_missing and kinds & _MISSING_KINDS:
+                merged["verdict"] = "neutral"
+                merged["reason"] = report.reason
+            return merged
+        if "negation_mismatch" in kinds:
+            merged["verdict"] = "contradicted"
+        if report.reason:
+            merged["reason"] = f"{report.reason} {merged['reason']}".strip()
+        return merged
+
+
+def _as_evidence(claim: ClaimToCheck, selected: SelectedEvidence) -> Evidence:
+    first = claim["evidence"][0]
+    return Evidence(
+        source_id=selected.best_source_id or first["source_id"],
+        doc_id=first["doc_id"],
+        title=first["title"],
+        url=first["url"],
+        text=selected.text,
+        score=first["score"],
+        relevance=first["relevance"],
+    )

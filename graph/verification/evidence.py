@@ -1,0 +1,218 @@
+"""Evidence selection: the sentences of the cited chunks that best match a claim."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grounded_rag.types import Evidence
+
+# Sentence ends: Japanese full stops / marks always end a sentence; ASCII . ! ? only when
+# followed by whitespace (so "3.5" and URLs stay whole) and not after "e.g."; newlines always.
+_JA_END = "。！？"
+_CLOSERS = "\"')]」』）】"
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Co|No|Fig|approx)\.)$")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]+")
+_STOP = frozenset(
+    "a an the of to in on at for and or but is are was were be been being it its this that "
+    "these those with by as from than then so such has have had do does did will would can "
+    "could may might shall should there their they them he she his her we our you your i "
+    "not no yes up about into over after before also only just very more most any all each "
+    "which who whom what when where why how if".split()
+)
+_JA_STOP = frozenset(
+    ["です", "ます", "した", "して", "する", "ある", "いる", "こと", "もの", "れる"]
+)
+
+JA_BUDGET_CHARS = 700
+"""Default evidence budget for Japanese (~500 tokens for the local model)."""
+
+EN_BUDGET_CHARS = 1600
+"""Default evidence budget for English (~400 tokens)."""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of an evidence chunk with its offsets."""
+
+    text: str
+    """Sentence text, stripped."""
+    start: int
+    """Start offset in the chunk text."""
+    end: int
+    """End offset (exclusive) in the chunk text."""
+    chunk: int
+    """Index of the chunk in the evidence list."""
+
+
+@dataclass(frozen=True)
+class SelectedEvidence:
+    """The evidence text a small model should see for one claim."""
+
+    text: str
+    """Selected sentences in document order; gaps are marked with " … "."""
+    best_sentence: str
+    """The single best-matching sentence (used as ``evidence_quote``), "" if none."""
+    best_source_id: str
+    """Chunk id the best sentence comes from, "" if none."""
+    best_score: float
+    """Lexical overlap of the best sentence with the claim, in [0, 1]."""
+    truncated: bool
+    """True when some evidence text was left out to fit the budget."""
+
+
+def normalize(text: str) -> str:
+    """NFKC-normalise (full-width digits and letters to ASCII) and collapse spaces."""
+    return re.sub(r"[ \t\u3000]+", " ", unicodedata.normalize("NFKC", text))
+
+
+def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
+    """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences."""
+    out: list[Sentence] = []
+    start = 0
+    i = 0
+    n = len(text)
+
+    def flush(end: int) -> None:
+        piece = text[start:end]
+        stripped = piece.strip()
+        if stripped:
+            s = start + len(piece) - len(piece.lstrip())
+            out.append(Sentence(stripped, s, s + len(stripped), chunk))
+
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            flush(i)
+            start = i + 1
+        elif c in _JA_END or c in "!?" or c == ".":
+            j = i + 1
+            while j < n and text[j] in _CLOSERS:
+                j += 1
+            ascii_end = c in ".!?"
+            if c in _JA_END or (
+                (j >= n or text[j].isspace())
+                and not (c == "." and _ABBREV.search(text[start : i + 1]))
+            ):
+                if not ascii_end or j >= n or text[j].isspace():
+                    flush(j)
+                    start = j
+                    i = j
+                    continue
+        i += 1
+    flush(n)
+    return out
+
+
+def content_tokens(text: str) -> set[str]:
+    """Lowercased content words (Latin script) plus character bigrams of CJK runs."""
+    norm = normalize(text).lower()
+    tokens = {w for w in _LATIN_WORD.findall(norm) if w not in _STOP and len(w) > 1}
+    tokens |= {_stem(w) for w in list(tokens) if not w[0].isdigit()}
+    for run in _CJK_RUN.findall(norm):
+        if len(run) == 1:
+            tokens.add(run)
+        for i in range(len(run) - 1):
+            gram = run[i : i + 2]
+            if gram not in _JA_STOP and not _all_hiragana(gram):
+                tokens.add(gram)
+    return tokens
+
+
+def overlap(claim_tokens: set[str], sentence: str) -> float:
+    """Share of the claim's content tokens found in ``sentence`` (0 when the claim has none)."""
+    if not claim_tokens:
+        return 0.0
+    return len(claim_tokens & content_tokens(sentence)) / len(claim_tokens)
+
+
+def is_japanese(text: str) -> bool:
+    """True when the text contains kana (a reliable sign of Japanese)."""
+    return bool(re.search(r"[\u3040-\u30ff]", text))
+
+
+def select_evidence(
+    claim: str,
+    evidence: Sequence[Evidence] | Sequence[str],
+    *,
+    budget_chars: int | None = None,
+    neighbours: int = 1,
+) -> SelectedEvidence:
+    """Pick the sentences of ``evidence`` that best match ``claim``, within a budget.
+
+    Everything is kept when it fits the budget (so claims sharing evidence get identical
+    text, and the model's evidence prefix cache is reused). Otherwise the best-matching
+    sentences are taken with ``neighbours`` sentences either side, cited (earlier) chunks
+    winning ties.
+    """
+    texts = [e if isinstance(e, str) else e["text"] for e in evidence]
+    ids = ["" if isinstance(e, str) else e.get("source_id", "") for e in evidence]
+    if budget_chars is None:
+        budget_chars = (
+            JA_BUDGET_CHARS if is_japanese(claim + "".join(texts[:1])) else EN_BUDGET_CHARS
+        )
+    sentences = [s for i, t in enumerate(texts) for s in split_sentences(t, chunk=i)]
+    if not sentences:
+        return SelectedEvidence("", "", "", 0.0, False)
+    claim_tokens = content_tokens(claim)
+    scores = [
+        overlap(claim_tokens, s.text) - 0.01 * s.chunk  # earlier (cited) chunks win ties
+        for s in sentences
+    ]
+    best = max(range(len(sentences)), key=lambda i: scores[i])
+    best_sentence = sentences[best]
+    full = "\n\n".join(t.strip() for t in texts if t.strip())
+    if len(full) <= budget_chars:
+        return SelectedEvidence(
+            full, best_sentence.text, ids[best_sentence.chunk], max(scores[best], 0.0), False
+        )
+    chosen: set[int] = set()
+    used = 0
+    for i in sorted(range(len(sentences)), key=lambda i: (-scores[i], i)):
+        group = [
+            j
+            for j in range(i - neighbours, i + neighbours + 1)
+            if 0 <= j < len(sentences) and sentences[j].chunk == sentences[i].chunk
+        ]
+        # Neighbours are context, not a must: drop them before dropping a top sentence.
+        for candidate in (group, [i]):
+            extra = sum(len(sentences[j].text) + 1 for j in candidate if j not in chosen)
+            if used + extra <= budget_chars:
+                chosen.update(candidate)
+                used += extra
+                break
+        if used >= budget_chars * 0.9:
+            break
+    if not chosen:
+        chosen = {best}
+    parts: list[str] = []
+    prev: int | None = None
+    for j in sorted(chosen):
+        s = sentences[j]
+        if prev is not None:
+            contiguous = j == prev + 1 and sentences[prev].chunk == s.chunk
+            parts.append(" " if contiguous else " … ")
+        parts.append(s.text)
+        prev = j
+    text = "".join(parts)
+    if len(text) > budget_chars:
+        text = text[:budget_chars]
+    return SelectedEvidence(
+        text, best_sentence.text, ids[best_sentence.chunk], max(scores[best], 0.0), True
+    )
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _all_hiragana(text: str) -> bool:
+    return all("\u3040" <= c <= "\u309f" for c in text)

@@ -1,0 +1,57 @@
+"""Prompts for the local support scorer: evidence first, claim last, a Yes/No question."""
+
+# The evidence block comes before the claim so that llama.cpp can reuse the evaluated
+# evidence prefix (its KV cache) for every claim checked against the same evidence.
+# The answer words stay "Yes" / "No" in both languages: the scorer reads the logits of
+# those tokens, and the Japanese prompt asks for them explicitly.
+
+SYSTEM_EN = (
+    "You are a strict fact checker. You decide whether a claim is fully supported by the "
+    "evidence alone, without using outside knowledge. Answer with one word: Yes or No."
+)
+"""System message (English)."""
+
+USER_EN = (
+    "Evidence:\n{evidence}\n\n"
+    "Claim: {claim}\n\n"
+    "Is the claim fully supported by the evidence? Answer Yes or No."
+)
+"""User message (English); ``{evidence}`` must stay before ``{claim}``."""
+
+SYSTEM_JA = (
+    "あなたは厳格なファクトチェッカーです。主張が根拠の文章だけで完全に裏付けられているかを、"
+    "外部の知識を使わずに判定します。Yes か No の一語で答えてください。"
+)
+"""System message (Japanese)."""
+
+USER_JA = (
+    "根拠:\n{evidence}\n\n"
+    "主張: {claim}\n\n"
+    "この主張は根拠によって完全に裏付けられていますか? Yes か No で答えてください。"
+)
+"""User message (Japanese); ``{evidence}`` must stay before ``{claim}``."""
+
+QA_CLAIM_EN = 'The answer to the question "{question}" is: {answer}'
+"""Turns a question and an answer into one checkable claim (English)."""
+
+QA_CLAIM_JA = "質問「{question}」の答えは「{answer}」である。"
+"""Turns a question and an answer into one checkable claim (Japanese)."""
+
+REASON_UNSUPPORTED_EN = "The evidence does not state that {claim}"
+"""Deterministic reason for a claim the scorer did not find supported (English)."""
+
+REASON_UNSUPPORTED_JA = "根拠には「{claim}」という記述がありません。"
+"""Deterministic reason for a claim the scorer did not find supported (Japanese)."""
+
+REASON_NO_EVIDENCE_EN = "No evidence was provided for this claim."
+"""Reason when a claim comes without any evidence text (English)."""
+
+REASON_NO_EVIDENCE_JA = "この主張には根拠が示されていません。"
+"""Reason when a claim comes without any evidence text (Japanese)."""
+
+
+def for_language(language: str) -> tuple[str, str]:
+    """Return (system, user) templates for ``language`` ("ja" or anything else = English)."""
+    if language.lower().startswith("ja"):
+        return SYSTEM_JA, USER_JA
+    return SYSTEM_EN, USER_EN

@@ -1,0 +1,148 @@
+"""An app factory for serving tests: the real app over a graph built with scripted fakes.
+
+Run it the way users run the real server, in its own process::
+
+    GR_TEST_CHECKPOINTER=sqlite:/tmp/x.sqlite \
+        python -m uvicorn --factory tests.serving_app:create_test_app --port 8123
+
+The fakes answer by question, so concurrent requests can be told apart:
+
+- "item N" questions -> evidence "Item N weighs N kg." and a matching cited answer;
+- a question mentioning 24 hours -> a wrong first draft (24 h) that the verifier
+  contradicts, then the right one (a revised claim, a removed claim);
+- "capital of Australia" / "unanswerable" -> weak evidence, abstention, no model call;
+- anything else -> the X100 battery answer.
+
+The generator goes through ``BaseChatModel._generate`` and reports usage metadata as
+``gpt-4.1-mini``, so token and cost metrics are exercised end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from grounded_rag import build_graph
+from tests.fakes import ScriptedVerifier, evidence
+
+SPEC = evidence("x100-spec#sec2", "Battery: The X100 battery lasts up to 10 hours on a single "
+                "charge. Charging takes 2 hours.", title="X100 spec sheet > Battery")
+POLICY = evidence("travel-policy#sec3", "Taxi fares are reimbursed only after 22:00 or when "
+                  "carrying equipment over 10 kg.", relevance=0.7,
+                  title="Travel policy > Taxis")
+
+_ITEM = re.compile(r"\bitem (\d+)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"(?:Question|質問): (.*?)\n\n", re.DOTALL)
+
+
+def _delay() -> None:
+    time.sleep(float(os.environ.get("GR_TEST_DELAY", "0")))
+
+
+class QuestionRetriever:
+    """Evidence chosen by the question's wording."""
+
+    def retrieve(self, query: str, k: int) -> list[dict[str, Any]]:
+        _delay()
+        low = query.lower()
+        if "capital of australia" in low or "unanswerable" in low:
+            return [evidence("x100-spec#sec2", SPEC["text"], relevance=0.04)]
+        match = _ITEM.search(query)
+        if match:
+            n = match.group(1)
+            return [evidence(f"items#sec{n}", f"Item {n} weighs {n} kg. It is blue.",
+                             title=f"Item catalogue > Item {n}")][:k]
+        return [SPEC, POLICY][:k]
+
+
+def _statement(text: str, source: str, quote: str) -> dict[str, Any]:
+    return {"text": text, "citations": [{"source_id": source, "quote": quote}]}
+
+
+def cited_answer(prompt: str) -> dict[str, Any]:
+    """The CitedAnswer a well-behaved (or, for '24', a sloppy) model would write."""
+    found = _QUESTION.search(prompt)
+    question = found.group(1) if found else prompt
+    revising = "previous answer" in prompt or "前回の回答" in prompt
+    match = _ITEM.search(question)
+    if match:
+        n = match.group(1)
+        return {"answerable": True, "statements": [
+            _statement(f"Item {n} weighs {n} kg.", f"items#sec{n}", f"Item {n} weighs {n} kg")]}
+    if "24" in question and not revising:
+        return {"answerable": True, "statements": [
+            _statement("The X100 battery lasts 24 hours.", "x100-spec#sec2",
+                       "battery lasts up to 10 hours"),
+            _statement("Charging takes 2 hours.", "x100-spec#sec2", "Charging takes 2 hours")]}
+    statements = [_statement("The X100 battery lasts up to 10 hours on a single charge.",
+                             "x100-spec#sec2", "battery lasts up to 10 hours on a single charge")]
+    if "taxi" in question.lower() or "24" in question:
+        statements.append(_statement("Charging takes 2 hours.", "x100-spec#sec2",
+                                     "Charging takes 2 hours"))
+    if "taxi" in question.lower():
+        statements.append(_statement("Taxi fares are reimbursed only after 22:00.",
+                                     "travel-policy#sec3",
+                                     "Taxi fares are reimbursed only after 22:00"))
+    return {"answerable": True, "statements": statements}
+
+
+class FakeProviderModel(BaseChatModel):
+    """Writes JSON through ``_generate`` with usage metadata, like a provider model."""
+
+    model_name: str = "gpt-4.1-mini"
+
+    @property
+    def _llm_type(self) -> str:
+        return "fake-provider"
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        prompt = str(messages[-1].content)
+        content = json.dumps(cited_answer(prompt))
+        message = AIMessage(
+            content,
+            usage_metadata={"input_tokens": len(prompt) // 4, "output_tokens": len(content) // 4,
+                            "total_tokens": (len(prompt) + len(content)) // 4},
+            response_metadata={"model_name": self.model_name},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        def reply(messages: Any, config: RunnableConfig) -> Any:
+            msgs = messages.to_messages() if hasattr(messages, "to_messages") else messages
+            message = self.invoke(msgs, config)
+            return schema.model_validate_json(message.content)
+
+        return RunnableLambda(reply)
+
+
+def no_24(text: str) -> tuple[str, str]:
+    """Contradict 24-hour battery claims, support the rest."""
+    if "24" in text:
+        return "contradicted", "The source says the battery lasts up to 10 hours, not 24."
+    return "supported", "Stated in the source."
+
+
+def build_test_graph(**kwargs: Any) -> Any:
+    """The workflow with the question-aware fakes."""
+    return build_graph(retriever=QuestionRetriever(), generator=FakeProviderModel(),
+                       extractor="rules", verifier=ScriptedVerifier(no_24), **kwargs)
+
+
+def create_test_app() -> Any:
+    """The real serving app over the fake graph (checkpointer from $GR_TEST_CHECKPOINTER)."""
+    from grounded_rag.serving.app import create_app
+
+    return create_app(build_test_graph(),
+                      checkpointer=os.environ.get("GR_TEST_CHECKPOINTER") or "memory",
+                      max_question_chars=int(os.environ.get("GR_TEST_MAX_CHARS", "2000")))

@@ -1,0 +1,89 @@
+import pytest
+
+from grounded_rag.verification.cues import check_claim, kanji_to_digits
+
+
+def test_seed_case_japanese_hours_contradicted():
+    report = check_claim("バッテリーは24時間持続する", "バッテリーは最大10時間持続します")
+    assert report.contradicted
+    assert "10時間" in report.reason and "24時間" in report.reason
+    assert report.evidence_quote == "バッテリーは最大10時間持続します"
+
+
+def test_seed_case_english_hours_contradicted():
+    report = check_claim("The battery lasts 24 hours.", "The battery lasts up to 10 hours.")
+    assert report.contradicted
+    assert "10 hours" in report.reason and "24 hours" in report.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The battery lasts up to 10 hours.", "The battery lasts up to 10 hours."),
+        ("バッテリーは１０時間持続する", "バッテリーは最大10時間持続します"),  # full-width digits
+        ("バッテリーは十時間持続する", "バッテリーは最大10時間持続します"),  # kanji numerals
+        ("The training takes 72 hours.", "The training takes 3 days."),  # unit conversion
+        ("The contract takes effect on 2024-04-01.", "The contract takes effect on April 1, 2024."),
+        ("Tokyo has 14 million people.", "Tokyo has 14 million people."),
+        ("料金は1万5000円です。", "料金は15,000円です。"),
+    ],
+)
+def test_consistent_values_are_not_contradicted(claim, evidence):
+    assert not check_claim(claim, evidence).contradicted
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "needle"),
+    [
+        ("契約は2024年5月1日に発効する。", "契約は2024年4月1日に発効する。", "2024年4月1日"),
+        ("消費税率は8%です。", "消費税率は10%です。", "10%"),
+        ("The fee is $2 million.", "The fee is $1.5 million.", "$1.5 million"),
+        ("He was born in 1985 in Paris.", "He was born in 1987 in Paris.", "1987"),
+        ("日当は5千円です。", "日当は3,000円です。", "3,000円"),
+    ],
+)
+def test_conflicting_values_are_contradicted(claim, evidence, needle):
+    report = check_claim(claim, evidence)
+    assert report.contradicted
+    assert needle in report.reason
+
+
+def test_value_is_compared_within_the_matching_sentence():
+    evidence = "The battery lasts up to 10 hours. Charging takes 2 hours."
+    assert check_claim("Charging takes 10 hours.", evidence).contradicted
+    assert not check_claim("Charging takes 2 hours.", evidence).contradicted
+
+
+def test_unrelated_sentence_with_same_unit_is_only_a_missing_cue():
+    report = check_claim("The flight takes 10 hours.", "The meeting lasted 2 hours.")
+    assert not report.contradicted
+    assert [c.kind for c in report.cues] == ["quantity_missing"]
+
+
+def test_negation_flip_is_contradicted():
+    report = check_claim(
+        "Refunds are not available within 30 days.", "Refunds are available within 30 days."
+    )
+    assert report.contradicted
+    assert report.cues[0].kind == "negation_mismatch"
+
+
+def test_missing_entity_is_a_soft_cue():
+    report = check_claim("The X300 was made by Panasonic.", "The X200 was made by Sony.")
+    assert not report.contradicted
+    assert {c.claim_text for c in report.cues} >= {"X300", "Panasonic"}
+
+
+def test_katakana_entity_missing_japanese():
+    report = check_claim("製品はパナソニックが製造した。", "製品はソニーが製造した。")
+    assert any(c.kind == "entity_missing" and c.claim_text == "パナソニック" for c in report.cues)
+
+
+def test_no_evidence_gives_no_cues():
+    assert check_claim("Anything 5 hours.", "").cues == ()
+
+
+def test_kanji_to_digits():
+    assert kanji_to_digits("二十四時間") == "24時間"
+    assert kanji_to_digits("三千五百円") == "3500円"
+    assert kanji_to_digits("一日") == "1日"

@@ -1,0 +1,68 @@
+from grounded_rag.verification.evidence import select_evidence, split_sentences
+
+
+def _ev(text, sid="doc#sec1"):
+    return {
+        "source_id": sid,
+        "doc_id": "doc",
+        "title": "",
+        "url": "",
+        "text": text,
+        "score": 0.0,
+        "relevance": 1.0,
+    }
+
+
+def test_split_japanese_and_english():
+    ja = split_sentences("バッテリーは最大10時間持続します。充電は2時間です！本当？\n次の行")
+    assert [s.text for s in ja] == [
+        "バッテリーは最大10時間持続します。",
+        "充電は2時間です！",
+        "本当？",
+        "次の行",
+    ]
+    en = split_sentences("It lasts 2.5 hours, e.g. with USB-C. Done! Really? Yes")
+    assert [s.text for s in en] == [
+        "It lasts 2.5 hours, e.g. with USB-C.",
+        "Done!",
+        "Really?",
+        "Yes",
+    ]
+    text = "First one. Second one."
+    for s in split_sentences(text):
+        assert text[s.start : s.end] == s.text
+
+
+def test_short_evidence_is_kept_whole():
+    sel = select_evidence(
+        "The battery lasts 24 hours.", [_ev("Intro text. The battery lasts up to 10 hours.")]
+    )
+    assert sel.text == "Intro text. The battery lasts up to 10 hours."
+    assert sel.best_sentence == "The battery lasts up to 10 hours."
+    assert sel.best_source_id == "doc#sec1"
+    assert not sel.truncated
+
+
+def test_long_evidence_is_cut_to_the_best_sentences():
+    filler = " ".join(f"Filler sentence number {i} about office plants." for i in range(80))
+    text = filler + " The battery lasts up to 10 hours on a full charge. " + filler
+    sel = select_evidence(
+        "How long does the battery last on a charge?", [_ev(text)], budget_chars=300
+    )
+    assert sel.truncated
+    assert len(sel.text) <= 300
+    assert "battery lasts up to 10 hours" in sel.text
+    assert sel.best_sentence == "The battery lasts up to 10 hours on a full charge."
+
+
+def test_japanese_selection_across_chunks_prefers_matching_chunk():
+    a = _ev("会社の歴史について。" * 60, "a#sec1")
+    b = _ev("経費精算は月末までに提出してください。" + "その他の注意。" * 40, "b#sec2")
+    sel = select_evidence("経費精算の提出期限は月末である。", [a, b], budget_chars=200)
+    assert sel.best_source_id == "b#sec2"
+    assert "月末までに提出" in sel.text
+
+
+def test_empty_evidence():
+    sel = select_evidence("claim", [])
+    assert sel.text == "" and sel.best_sentence == ""

@@ -1,0 +1,196 @@
+import hashlib
+
+import numpy as np
+import pytest
+from grounded_rag.retrieval import (
+    EmptyStoreError,
+    RetrievalError,
+    StoreMismatchError,
+    StoreNotFoundError,
+    ingest_paths,
+    open_retriever,
+)
+from grounded_rag.retrieval import store as store_mod
+from grounded_rag.retrieval.store import Store
+from grounded_rag.retrieval.text_analysis import tokenize
+from langchain_core.embeddings import Embeddings
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic bag-of-words vectors: fast, offline, and similar texts stay similar."""
+
+    model_name = "hash-64"
+
+    def __init__(self, fail_after: int | None = None):
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def _vec(self, text):
+        v = np.zeros(64)
+        for t in tokenize(text) or ["empty"]:
+            v[int(hashlib.md5(t.encode()).hexdigest(), 16) % 64] += 1
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts):
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("embedding service died")
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text):
+        return self._vec(text)
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def docs(tmp_path):
+    root = tmp_path / "docs"
+    write(
+        root / "a.md",
+        "# Alpha\n\n## Scope\nAlpha covers apples.\n\n## Price\nApples cost 3 dollars.\n",
+    )
+    write(root / "b.md", "# Beta\n\n## Scope\nBeta covers bananas.\n")
+    write(root / "sub" / "c.txt", "Gamma notes\n\nCherries are red.\n")
+    return root
+
+
+def ids(retriever, query, k=10):
+    return [e["source_id"] for e in retriever.retrieve(query, k)]
+
+
+def test_ingest_then_reingest_is_idempotent(tmp_path, docs):
+    store = tmp_path / "store"
+    emb = HashEmbeddings()
+    r1 = ingest_paths([docs], store, embeddings=emb, progress=False)
+    assert sorted(r1.added) == ["a", "b", "sub/c"] and r1.ok
+    assert r1.chunks_written == 4
+    calls = emb.calls
+    r2 = ingest_paths([docs], store, embeddings=emb, progress=False)
+    assert sorted(r2.unchanged) == ["a", "b", "sub/c"]
+    assert r2.added == r2.updated == [] and r2.chunks_written == 0
+    assert emb.calls == calls  # nothing re-embedded
+    s = Store(store)
+    assert s.chunk_count() == 4 and len(s.all_vector_keys()) == 4
+    retr = open_retriever(store, embeddings=emb)
+    assert ids(retr, "apples price", 1) == ["a#sec3"]
+
+
+def test_changed_document_is_replaced_and_prune_removes(tmp_path, docs):
+    store = tmp_path / "store"
+    emb = HashEmbeddings()
+    ingest_paths([docs], store, embeddings=emb, progress=False)
+    write(docs / "a.md", "# Alpha\n\n## Scope\nAlpha covers apricots now.\n")
+    (docs / "b.md").unlink()
+    r = ingest_paths([docs], store, embeddings=emb, progress=False)
+    assert r.updated == ["a"] and r.removed == []  # no prune: b stays
+    retr = open_retriever(store, embeddings=emb)
+    assert "a#sec3" not in ids(retr, "apples price")  # old section gone
+    assert ids(retr, "apricots", 1) == ["a#sec2"]
+    assert any(i.startswith("b#") for i in ids(retr, "bananas"))
+    r = ingest_paths([docs], store, embeddings=emb, prune=True, progress=False)
+    assert r.removed == ["b"]
+    s = Store(store)
+    assert s.documents().keys() == {"a", "sub/c"}
+    assert len(s.all_vector_keys()) == s.chunk_count() == 2  # no orphaned vectors
+    assert not any(
+        i.startswith("b#") for i in ids(open_retriever(store, embeddings=emb), "bananas")
+    )
+
+
+def test_prune_keeps_documents_whose_file_failed_to_load(tmp_path, docs):
+    store = tmp_path / "store"
+    emb = HashEmbeddings()
+    ingest_paths([docs], store, embeddings=emb, progress=False)
+    (docs / "b.md").write_bytes(b"")  # now unreadable as a document
+    r = ingest_paths([docs], store, embeddings=emb, prune=True, progress=False)
+    assert not r.ok and "b.md" in r.errors[0] and "empty" in r.errors[0]
+    assert "b" in Store(store).documents()
+
+
+def test_failure_mid_ingest_leaves_previous_state_visible(tmp_path, docs):
+    store = tmp_path / "store"
+    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
+    before = Store(store).documents()
+    write(docs / "a.md", "# Alpha\n\n## Scope\nAlpha covers avocados.\n")
+    write(docs / "d.md", "# Delta\n\nDates are sweet.\n")
+    # the first changed document embeds fine, the second one fails
+    with pytest.raises(RuntimeError, match="embedding service died"):
+        ingest_paths([docs], store, embeddings=HashEmbeddings(fail_after=1), progress=False)
+    s = Store(store)
+    assert s.documents() == before  # nothing half-written is visible
+    emb = HashEmbeddings()
+    retr = open_retriever(store, embeddings=emb)
+    assert ids(retr, "apples price", 1) == ["a#sec3"]
+    assert not [i for i in ids(retr, "avocados dates") if i.startswith("d#")]
+    for ev in retr.retrieve("avocados", 10):
+        assert "avocados" not in ev["text"]
+    # orphaned vectors exist but the next ingest cleans them up and completes
+    assert len(s.all_vector_keys()) > s.chunk_count()
+    r = ingest_paths([docs], store, embeddings=emb, progress=False)
+    assert r.updated == ["a"] and r.added == ["d"]
+    s = Store(store)
+    assert len(s.all_vector_keys()) == s.chunk_count()
+    assert ids(open_retriever(store, embeddings=emb), "avocados", 1) == ["a#sec2"]
+
+
+def test_crash_just_before_commit_rolls_back(tmp_path, docs, monkeypatch):
+    store = tmp_path / "store"
+    emb = HashEmbeddings()
+    ingest_paths([docs], store, embeddings=emb, progress=False)
+    gen = Store(store).meta("generation")
+    write(docs / "b.md", "# Beta\n\n## Scope\nBeta covers blueberries.\n")
+    monkeypatch.setattr(store_mod, "_FAIL_POINTS", {"before_commit"})
+    with pytest.raises(RuntimeError, match="injected"):
+        ingest_paths([docs], store, embeddings=emb, progress=False)
+    s = Store(store)
+    assert s.meta("generation") == gen
+    assert (store / s.meta("bm25_dir")).is_dir()
+    assert len(list(store.glob("bm25-*"))) == 1  # the half-built index was removed
+    assert all(
+        "blueberries" not in e["text"]
+        for e in open_retriever(store, embeddings=emb).retrieve("blueberries", 5)
+    )
+
+
+def test_missing_and_empty_store_errors_tell_the_user_what_to_do(tmp_path):
+    with pytest.raises(StoreNotFoundError, match="grounded-rag ingest") as exc:
+        open_retriever(tmp_path / "nope", embeddings=HashEmbeddings())
+    assert isinstance(exc.value, RetrievalError)
+    Store(tmp_path / "empty", create=True).close()
+    with pytest.raises(EmptyStoreError, match="grounded-rag ingest"):
+        open_retriever(tmp_path / "empty", embeddings=HashEmbeddings())
+
+
+def test_store_dir_from_environment(tmp_path, docs, monkeypatch):
+    monkeypatch.setenv("GROUNDED_RAG_STORE", str(tmp_path / "envstore"))
+    r = ingest_paths([docs / "a.md"], embeddings=HashEmbeddings(), progress=False)
+    assert r.store == str(tmp_path / "envstore") and r.added == ["a"]
+    assert open_retriever(embeddings=HashEmbeddings()).retrieve("apples", 1)
+
+
+def test_other_embeddings_are_refused(tmp_path, docs):
+    store = tmp_path / "store"
+    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
+
+    class Other(HashEmbeddings):
+        model_name = "other"
+
+    with pytest.raises(StoreMismatchError, match="hash-64"):
+        open_retriever(store, embeddings=Other())
+
+
+def test_results_carry_evidence_fields(tmp_path, docs):
+    store = tmp_path / "store"
+    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
+    ev = open_retriever(store, embeddings=HashEmbeddings()).retrieve("apples cost", 3)[0]
+    assert ev["source_id"] == "a#sec3" and ev["doc_id"] == "a"
+    assert ev["title"] == "Alpha — Price" and ev["section"] == "Alpha > Price"
+    assert ev["url"].endswith("a.md")
+    doc_text = (docs / "a.md").read_text()
+    assert doc_text[ev["start"] : ev["end"]] == ev["text"]
+    assert 0 <= ev["relevance"] <= 1 and ev["score"] > 0
