@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CachedEmbeddings, eval_path, read_jsonl  # noqa: E402
+
 from grounded_rag.retrieval.chunking import Document  # noqa: E402
 from grounded_rag.retrieval.embeddings import MiniLMEmbeddings  # noqa: E402
 
@@ -249,6 +250,7 @@ def bench_tokenizers(n: int) -> None:
     import importlib.util
 
     import bm25s
+
     from grounded_rag.retrieval import text_analysis
 
     qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")

@@ -13,6 +13,7 @@ Typical use::
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from grounded_rag.retrieval._errors import (
@@ -24,6 +25,10 @@ from grounded_rag.retrieval._errors import (
     StoreNotFoundError,
 )
 from grounded_rag.retrieval.base import Retriever
+
+# onnxruntime (used by our embeddings, and imported by chromadb) reports telemetry unless
+# this is set before it is first imported anywhere in the process.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 if TYPE_CHECKING:
     from grounded_rag.retrieval._open import open_retriever

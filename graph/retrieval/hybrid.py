@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
@@ -40,6 +41,19 @@ class SearchBackend(Protocol):
     def fetch(self, keys: Sequence[str]) -> dict[str, tuple[Chunk, list[str]]]:
         """Chunk and BM25 tokens for each known key."""
         ...
+
+
+# Question words say what is asked, not what the answer's text contains: they are left out
+# of the coverage signal (they stay in the BM25 query, where their IDF keeps them harmless).
+_QUESTION_WORDS_JA = frozenset(
+    "幾ら 何 何故 何時 何処 誰 どの どう どれ どんな どちら 如何 よう 時 か".split()
+)
+_HOW_X = re.compile(r"\bhow\s+(long|much|many|often|far|old|big|large)\b", re.IGNORECASE)
+
+
+def coverage_terms(query: str) -> set[str]:
+    """Query terms whose presence in a chunk counts towards its relevance."""
+    return {t for t in tokenize(_HOW_X.sub(" ", query)) if t not in _QUESTION_WORDS_JA}
 
 
 def _coverage(query_tokens: set[str], chunk_tokens: list[str], bm25: BM25Index | None) -> float:
@@ -135,7 +149,7 @@ class HybridRetriever:
         cosines = dict(vector)
         # A chunk the vector side did not return scores at most the last cosine it did.
         cos_floor = vector[-1][1] if len(vector) >= n else None
-        query_set = set(q_tokens)
+        query_set = coverage_terms(query)
         candidates: list[Candidate] = []
         for key, fused_score in fused:
             if key not in rows:

@@ -102,8 +102,9 @@ def ingest_documents(
     progress: bool = True,
 ) -> IngestReport:
     """Write documents into an open store (the core of :func:`ingest_paths`)."""
-    from grounded_rag.retrieval.embeddings import embeddings_name
     from tqdm import tqdm
+
+    from grounded_rag.retrieval.embeddings import embeddings_name
 
     with store.write_lock():
         if store.meta("dirty") == "1":  # a previous run died between write and cleanup

@@ -1,4 +1,5 @@
 import pytest
+
 from grounded_rag.retrieval import InMemoryRetriever
 from grounded_rag.retrieval.fusion import reciprocal_rank_fusion
 from grounded_rag.retrieval.text_analysis import tokenize

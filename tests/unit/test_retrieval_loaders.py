@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from grounded_rag.retrieval.chunking import chunk_document
 from grounded_rag.retrieval.ingest import ingest_paths
 from grounded_rag.retrieval.loaders import iter_inputs, load_file

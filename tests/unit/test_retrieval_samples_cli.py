@@ -3,8 +3,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grounded_rag
 import pytest
+
+import grounded_rag
 from grounded_rag.cli import main
 
 SAMPLES = Path(grounded_rag.__file__).parent / "samples" / "corpus"
@@ -91,10 +92,11 @@ def test_cli_errors(tmp_path, capsys):
 
 
 def test_in_memory_hybrid_and_langchain_adapter():
-    from grounded_rag.retrieval import InMemoryRetriever, LangChainRetriever, Retriever
-    from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
     from langchain_core.documents import Document
     from langchain_core.vectorstores import InMemoryVectorStore
+
+    from grounded_rag.retrieval import InMemoryRetriever, LangChainRetriever, Retriever
+    from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
 
     docs = [
         {"id": "bat", "title": "Battery", "text": "The battery lasts 10 hours."},

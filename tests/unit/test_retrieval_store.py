@@ -2,6 +2,8 @@ import hashlib
 
 import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
+
 from grounded_rag.retrieval import (
     EmptyStoreError,
     RetrievalError,
@@ -13,7 +15,6 @@ from grounded_rag.retrieval import (
 from grounded_rag.retrieval import store as store_mod
 from grounded_rag.retrieval.store import Store
 from grounded_rag.retrieval.text_analysis import tokenize
-from langchain_core.embeddings import Embeddings
 
 
 class HashEmbeddings(Embeddings):
