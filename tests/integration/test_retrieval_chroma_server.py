@@ -7,8 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-import grounded_rag
 import pytest
+
+import grounded_rag
 from grounded_rag.cli import main
 
 pytestmark = pytest.mark.integration
