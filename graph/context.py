@@ -58,7 +58,7 @@ class Context:
     extractor_model: str = field(
         default="auto",
         metadata={
-            "description": "Claim extractor: 'rules' (deterministic sentence/clause split), a model "
+            "description": "Claim extractor: 'rules' (deterministic sentence split), a model "
             "spec, or 'auto' (rules with the local model, else the generator model)."
         },
     )

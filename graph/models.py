@@ -65,7 +65,8 @@ def _build(spec: str) -> BaseChatModel:
         return ChatLocal(model_path=local_model_path(spec))
     provider, _, name = spec.partition(":")
     if provider not in _PROVIDERS or not name:
-        known = ", ".join(["local", "local:/path/model.gguf"] + [f"{p}:<model>" for p in _PROVIDERS])
+        specs = ["local", "local:/path/model.gguf", *(f"{p}:<model>" for p in _PROVIDERS)]
+        known = ", ".join(specs)
         raise ValueError(f"unknown model spec {spec!r}; use one of: {known}")
     module, extra = _PROVIDERS[provider]
     require_extra(module, extra)

@@ -72,16 +72,47 @@ def _lang(state: State) -> str:
     return state.get("language") or "en"
 
 
+def _handle(index: int) -> str:
+    """Short handle the generator cites instead of the real id (``S1``, ``S2``, ...).
+
+    Small models mangle long ids such as ``valid:コンゴ共和国:15#sec0``; a short handle is
+    copied reliably and mapped back to the section-granular id deterministically.
+    """
+    return f"S{index + 1}"
+
+
 def _format_sources(evidence: list[Evidence]) -> str:
     return "\n\n".join(
         generate_prompts.SOURCE_BLOCK.format(
-            source_id=e["source_id"], title=e.get("title", ""), text=e["text"]
+            source_id=_handle(i), title=e.get("title", ""), text=e["text"]
         )
-        for e in evidence
+        for i, e in enumerate(evidence)
     )
 
 
-def _draft_from_reply(reply: CitedAnswer) -> Draft:
+def _resolve_source_id(cited: str, evidence: list[Evidence]) -> str:
+    """Map a cited handle (``S2``, ``[S2]``, ``2``) or a real id to the real id.
+
+    Anything else is returned as written, so the citation check reports it as phantom.
+    """
+    text = cited.strip().strip("[]【】()").strip()
+    ids = [e["source_id"] for e in evidence]
+    if text in ids:
+        return text
+    number = text[1:] if text[:1] in {"S", "s"} else text
+    if number.isdigit() and 1 <= int(number) <= len(evidence):
+        return ids[int(number) - 1]
+    return text
+
+
+def _to_handles(text: str, evidence: list[Evidence]) -> str:
+    """Rewrite real ids in feedback text as the handles the generator saw."""
+    for i, e in sorted(enumerate(evidence), key=lambda p: -len(p[1]["source_id"])):
+        text = text.replace(e["source_id"], _handle(i))
+    return text
+
+
+def _draft_from_reply(reply: CitedAnswer, evidence: list[Evidence]) -> Draft:
     statements: list[Claim] = []
     for st in reply.statements:
         text = strip_markers(st.text)
@@ -90,8 +121,8 @@ def _draft_from_reply(reply: CitedAnswer) -> Draft:
         statements.append({
             "text": text,
             "citations": [
-                {"source_id": c.source_id.strip().strip("[]"), "quote": c.quote, "start": -1,
-                 "end": -1}
+                {"source_id": _resolve_source_id(c.source_id, evidence), "quote": c.quote,
+                 "start": -1, "end": -1}
                 for c in st.citations
             ],
         })
@@ -182,7 +213,8 @@ class Nodes:
         language = _lang(state)
         timings = dict(state.get("timings_ms") or {})
         attempts = state.get("attempts", 0) + 1
-        sources = _format_sources(state.get("evidence", []))
+        evidence = state.get("evidence", [])
+        sources = _format_sources(evidence)
         if revise:
             previous = (state.get("draft") or {"statements": []})["statements"]
             draft_text = "\n".join(
@@ -192,8 +224,9 @@ class Nodes:
                 for s in previous
             ) or "-"
             user = generate_prompts.REVISE[language].format(
-                sources=sources, question=state["question"], draft=draft_text,
-                feedback=state.get("feedback", ""),
+                sources=sources, question=state["question"],
+                draft=_to_handles(draft_text, evidence),
+                feedback=_to_handles(state.get("feedback", ""), evidence),
             )
         else:
             _progress("generating", language)
@@ -210,7 +243,7 @@ class Nodes:
         with _timed("generate", timings):
             try:
                 reply = invoke_structured(self._generator(settings), CitedAnswer, messages)
-                draft = _draft_from_reply(reply)
+                draft = _draft_from_reply(reply, evidence)
             except StructuredOutputFailure as exc:
                 draft = None
                 findings.append({
@@ -414,7 +447,8 @@ class Nodes:
         first_texts = {c["text"] for c in history[0]["claims"]} if history else None
         claims: list[Claim] = []
         for claim in state.get("claims", []):
-            status = "verified" if first_texts is None or claim["text"] in first_texts else "revised"
+            kept = first_texts is None or claim["text"] in first_texts
+            status = "verified" if kept else "revised"
             claims.append({**claim, "status": status})  # type: ignore[typeddict-item]
         removed = _removed_claims(history, claims)
         regenerations = max(0, state.get("attempts", 1) - 1)

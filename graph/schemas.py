@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 class QuotedCitation(BaseModel):
     """A citation as the model writes it."""
 
-    source_id: str = Field(description="Id of the source, exactly as given, e.g. 'policy#sec2'.")
+    source_id: str = Field(description="Id of the source as given in the sources, e.g. 'S2'.")
     quote: str = Field(description="A short span copied character for character from that source.")
 
 

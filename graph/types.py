@@ -7,9 +7,9 @@ without custom serializers.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 VerdictLabel = Literal["supported", "contradicted", "neutral"]
 """Three-way NLI label of one claim against its evidence."""

@@ -76,9 +76,10 @@ def run_eval(
         progress: show a tqdm progress bar on stderr.
         on_item: called with each finished item's result (e.g. for logging).
     """
+    from tqdm import tqdm
+
     from grounded_rag.context import default_model_spec
     from grounded_rag.models import resolve_verifier
-    from tqdm import tqdm
 
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     task = task or data.default_task

@@ -1,0 +1,1 @@
+"""Verification: citation checks, deterministic cues, NLI verifiers and answer scores."""

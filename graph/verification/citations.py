@@ -140,6 +140,7 @@ def _best_other(
         if item["source_id"] == exclude:
             continue
         found = locate_quote(quote, item["text"])
-        if found.similarity >= threshold and (best is None or found.similarity > best[1].similarity):
+        better = best is None or found.similarity > best[1].similarity
+        if found.similarity >= threshold and better:
             best = (item["source_id"], found)
     return best

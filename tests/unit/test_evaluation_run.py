@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+
 from grounded_rag.cli import main
 from grounded_rag.evaluation import batching_check, run_eval
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
 from grounded_rag.verification.cascade import CascadeVerifier
-
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, answer, evidence
 
 

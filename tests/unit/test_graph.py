@@ -108,7 +108,7 @@ def test_phantom_source_id_is_a_critical_finding_and_gets_revised():
     assert out["status"] == "answered" and out["attempts"] == 2
     revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
     assert "'spec#sec9' is not among the retrieved sources" in revise_prompt
-    assert "The quote appears in spec#sec2" in revise_prompt
+    assert "The quote appears in S1" in revise_prompt  # real ids shown as the model's handles
 
 
 def test_phantom_source_that_persists_abstains_with_the_finding():
@@ -260,7 +260,8 @@ def test_runnable_interface_batch_stream_ainvoke():
 
 def test_progress_reports_revision_attempts():
     graph, _, _, _ = make({"CitedAnswer": [WRONG_EN, GOOD_EN]})
-    events = [c for m, c in graph.stream({"question": "a"}, stream_mode=["custom"]) if m == "custom"]
+    stream = graph.stream({"question": "a"}, stream_mode=["custom"])
+    events = [c for m, c in stream if m == "custom"]
     assert any(e["message"] == "revising, attempt 2 of 3" for e in events)
 
 
@@ -393,3 +394,25 @@ def test_verify_mode_batch_is_one_call_parallel_is_one_per_claim():
         assert len(verifier.calls) == calls
         assert sorted(t for call in verifier.calls for t in call) == sorted(
             c["text"] for c in out["claims"])
+
+
+def test_generator_sees_short_handles_and_citations_map_back_to_real_ids():
+    by_handle = answer(("The X100 battery lasts up to 10 hours.", "S1",
+                        "battery lasts up to 10 hours"),
+                       ("Taxis need 22:00.", "[S2]", "reimbursed only after 22:00"))
+    graph, model, _, _ = make({"CitedAnswer": [by_handle]})
+    out = graph.invoke({"question": "Battery and taxis?"})
+    prompt = model.calls_for("CitedAnswer")[0][-1].content
+    assert "[S1] X100 spec sheet > Battery" in prompt and "spec#sec2" not in prompt
+    assert out["status"] == "answered"
+    assert [c["citations"][0]["source_id"] for c in out["claims"]] == ["spec#sec2", "policy#sec3"]
+    assert [s["id"] for s in out["sources"]] == ["spec#sec2", "policy#sec3"]
+
+
+def test_unknown_handle_is_a_phantom_source():
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "S7",
+                      "battery lasts up to 10 hours"))
+    graph, _, _, _ = make({"CitedAnswer": [phantom]})
+    out = graph.invoke({"question": "q"}, context=Context(max_retries=0))
+    assert out["status"] == "abstained"
+    assert any(f["type"] == "phantom_source" and "'S7'" in f["detail"] for f in out["findings"])
