@@ -113,6 +113,9 @@ def ask_command(args: argparse.Namespace) -> int:
     """Answer one question."""
     from grounded_rag.retrieval import RetrievalError
 
+    if not args.question.strip():
+        print("error: the question is empty", file=sys.stderr)
+        return 2
     try:
         result = run_question(args.question, _settings(args),
                               progress=None if args.quiet or args.json else sys.stderr)
