@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from grounded_rag.verification.evidence import split_sentences as split_with_offsets
+
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
-_SENTENCE_JA = re.compile(r"(?<=[。！？!?])\s*|\n+")
-_SENTENCE_EN = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
 _CITATION_MARK = re.compile(r"\s*\[\d+(?:[,\s]*\d+)*\]")
 
 
@@ -23,10 +23,14 @@ def detect_language(text: str) -> Literal["ja", "en"]:
 
 
 def split_sentences(text: str, language: str | None = None) -> list[str]:
-    """Split text into sentences (Japanese on 。！？ and newlines, English on . ! ?)."""
-    language = language or detect_language(text)
-    pattern = _SENTENCE_JA if language == "ja" else _SENTENCE_EN
-    return [part.strip() for part in pattern.split(text) if part and part.strip()]
+    """Split text into sentences (Japanese on 。！？, English on . ! ?, and newlines).
+
+    One splitter serves the whole package: this returns the texts of
+    ``grounded_rag.verification.evidence.split_sentences`` (which also keeps offsets and
+    knows English abbreviations). ``language`` is accepted for callers that know it; the
+    splitter handles mixed text either way.
+    """
+    return [s.text for s in split_with_offsets(text)]
 
 
 def strip_markers(text: str) -> str:

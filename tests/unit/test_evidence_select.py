@@ -1,16 +1,9 @@
 from grounded_rag.verification.evidence import select_evidence, split_sentences
+from tests.fakes import evidence
 
 
 def _ev(text, sid="doc#sec1"):
-    return {
-        "source_id": sid,
-        "doc_id": "doc",
-        "title": "",
-        "url": "",
-        "text": text,
-        "score": 0.0,
-        "relevance": 1.0,
-    }
+    return evidence(sid, text, relevance=1.0)
 
 
 def test_split_japanese_and_english():
