@@ -27,8 +27,9 @@ run() {  # run DATASET LIMIT [extra args...]
 }
 
 # Verification quality (claims of a given response vs given sources).
-run halueval_qa 40 --batching-check          # target: balanced_accuracy >= 0.80
-run jnli 40 --sample balanced                # target: accuracy_3way >= 0.70
+run halueval_qa 100 --batching-check         # target: balanced_accuracy >= 0.80
+run jnli 150 --seed 1                        # target: accuracy_3way >= 0.70 (the set's own label mix)
+run jnli 45 --sample balanced                # same, 15 per label
 run jhars 40                                 # target: response-level f1 >= 0.50 (all 8 positives need LIMIT>=144 or --sample balanced)
 run jhars 16 --sample balanced               # 8 hallucinated + 8 faithful responses
 run jsick 40 --sample balanced               # 3-way, ja and en subsets
@@ -38,7 +39,11 @@ run scifact 40 --task verify --sample balanced
 run expertqa 40
 
 # Answer quality through the whole graph (retrieval -> generate -> verify -> revise/abstain).
-run nomiracl 24 --sample balanced            # target: abstain >= 0.80 on non-relevant, answer >= 0.80 on relevant
+run nomiracl 30 --sample balanced            # target: abstain >= 0.80 on non-relevant, answer >= 0.80 on relevant
 run jsquad 20 --retrieval hybrid
 run jaquad 20 --retrieval hybrid
 run scifact 20 --task answer --retrieval bm25
+
+# The answerability probe alone (NoMIRACL, per language; prints AUROC and rates).
+$NICE "$PY" benchmarks/answerability_calibrate.py --per-class 10 --languages ja en
+

@@ -43,6 +43,18 @@ class Context:
             "relevance (0-1) is below this."
         },
     )
+    answerability_check: Literal["auto", "on", "off"] = field(
+        default="auto",
+        metadata={
+            "description": "Before writing, ask the local model whether the top passages "
+            "contain the answer at all, and abstain when none does. 'auto': on when the "
+            "generator is the local model (API models decline by themselves), 'on', 'off'."
+        },
+    )
+    answerability_passages: int = field(
+        default=3,
+        metadata={"description": "Top passages the answerability check reads."},
+    )
     language: Literal["auto", "ja", "en"] = field(
         default="auto",
         metadata={"description": "Answer language; 'auto' follows the question's language."},
@@ -107,6 +119,8 @@ class Context:
             problems.append("max_retries must be >= 0")
         if self.top_k < 1:
             problems.append("top_k must be >= 1")
+        if self.answerability_passages < 1:
+            problems.append("answerability_passages must be >= 1")
         for name in ("abstain_threshold", "review_threshold", "quote_match_threshold"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

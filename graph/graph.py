@@ -11,6 +11,7 @@ from grounded_rag.context import Context
 from grounded_rag.nodes import Nodes
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.routing import (
+    route_after_assess,
     route_after_finalize,
     route_after_generate,
     route_after_retrieve,
@@ -18,6 +19,7 @@ from grounded_rag.routing import (
     route_after_verify,
 )
 from grounded_rag.state import InputState, OutputState, State
+from grounded_rag.verification.answerability import AnswerabilityJudge
 from grounded_rag.verification.base import Verifier
 
 GRAPH_NAME = "grounded-rag"
@@ -29,13 +31,15 @@ def build_builder(
     generator: BaseChatModel | None = None,
     extractor: BaseChatModel | str | None = None,
     verifier: Verifier | BaseChatModel | None = None,
+    answerability: AnswerabilityJudge | None = None,
 ) -> StateGraph[State, Context, InputState, OutputState]:
     """The uncompiled graph (``langgraph dev`` compiles it with its own checkpointer)."""
     nodes = Nodes(retriever=retriever, generator=generator, extractor=extractor,
-                  verifier=verifier)
+                  verifier=verifier, answerability=answerability)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState,
                          output_schema=OutputState)
     builder.add_node("retrieve_evidence", nodes.retrieve_evidence)
+    builder.add_node("assess_answerability", nodes.assess_answerability)
     builder.add_node("generate_answer", nodes.generate_answer)
     builder.add_node("check_citations", nodes.check_citations)
     builder.add_node("extract_claims", nodes.extract_claims)
@@ -48,6 +52,7 @@ def build_builder(
 
     builder.add_edge(START, "retrieve_evidence")
     builder.add_conditional_edges("retrieve_evidence", route_after_retrieve)
+    builder.add_conditional_edges("assess_answerability", route_after_assess)
     builder.add_conditional_edges("generate_answer", route_after_generate)
     builder.add_edge("check_citations", "extract_claims")
     builder.add_edge("extract_claims", "verify_claims")
@@ -66,6 +71,7 @@ def build_graph(
     generator: BaseChatModel | None = None,
     extractor: BaseChatModel | str | None = None,
     verifier: Verifier | BaseChatModel | None = None,
+    answerability: AnswerabilityJudge | None = None,
     checkpointer: Checkpointer = None,
     interrupt_before: list[str] | None = None,
     name: str = GRAPH_NAME,
@@ -81,12 +87,14 @@ def build_graph(
             ``extractor_model`` setting.
         verifier: a ``Verifier`` or a chat model judging claims; default: the
             ``verifier_model`` setting, else the generator.
+        answerability: judge of whether the top passages contain the answer at all; default:
+            the local probe when the ``answerability_check`` setting asks for it.
         checkpointer: LangGraph checkpointer (needed for review mode's interrupt and resume).
         interrupt_before: node names to pause before (stepping through the loop).
         name: the compiled graph's name.
     """
     builder = build_builder(retriever=retriever, generator=generator, extractor=extractor,
-                            verifier=verifier)
+                            verifier=verifier, answerability=answerability)
     return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before,
                            name=name)
 

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from grounded_rag.context import default_model_spec
+from grounded_rag.verification.answerability import AnswerabilityJudge
 from grounded_rag.verification.base import Verifier
 
 _PROVIDERS = {
@@ -115,3 +116,20 @@ def resolve_verifier(
                 inner = ChatJudgeVerifier(chat_model_from_spec(spec))
             _verifiers[spec] = CascadeVerifier(inner)
         return _verifiers[spec]
+
+
+_judges: dict[str, Any] = {}
+
+
+def resolve_answerability(spec: str) -> AnswerabilityJudge:
+    """The local answerability probe for a ``local`` spec (the model is shared, loaded once)."""
+    key = spec if is_local_spec(spec) else "local"
+    with _lock:
+        if key not in _judges:
+            require_extra("llama_cpp", "local")
+            from grounded_rag.local.answerability import LocalAnswerabilityJudge
+
+            _judges[key] = LocalAnswerabilityJudge(model_path=local_model_path(key))
+        judge: AnswerabilityJudge = _judges[key]
+        return judge
+

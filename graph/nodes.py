@@ -19,7 +19,12 @@ from langgraph.types import interrupt
 from grounded_rag._structured import StructuredOutputFailure, invoke_structured
 from grounded_rag.context import Context, default_model_spec, resolve_context
 from grounded_rag.lang import detect_language, split_sentences, strip_markers
-from grounded_rag.models import is_local_spec, resolve_chat_model, resolve_verifier
+from grounded_rag.models import (
+    is_local_spec,
+    resolve_answerability,
+    resolve_chat_model,
+    resolve_verifier,
+)
 from grounded_rag.prompts import extract as extract_prompts
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.prompts import generate as generate_prompts
@@ -27,6 +32,7 @@ from grounded_rag.retrieval.base import Retriever
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
+from grounded_rag.verification.answerability import AnswerabilityJudge
 from grounded_rag.verification.base import ClaimToCheck, Verifier
 from grounded_rag.verification.citations import check_citations
 from grounded_rag.verification.scores import confidence_score, grounding_score
@@ -143,11 +149,13 @@ class Nodes:
         generator: BaseChatModel | None = None,
         extractor: BaseChatModel | str | None = None,
         verifier: Verifier | BaseChatModel | None = None,
+        answerability: AnswerabilityJudge | None = None,
     ) -> None:
         self.retriever = retriever
         self.generator = generator
         self.extractor = extractor
         self.verifier = verifier
+        self.answerability = answerability
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -170,6 +178,21 @@ class Nodes:
         if self.generator is not None:
             return resolve_verifier(self.generator, "")
         return resolve_verifier(None, self._generator_spec(settings))
+
+    def _generator_is_local(self, settings: Context) -> bool:
+        if self.generator is not None:
+            return getattr(self.generator, "_llm_type", "") == "grounded-rag-local"
+        return is_local_spec(self._generator_spec(settings))
+
+    def _answerability(self, settings: Context) -> AnswerabilityJudge | None:
+        mode = settings.answerability_check
+        if mode == "off" or (mode == "auto" and self.answerability is None
+                             and not self._generator_is_local(settings)):
+            return None
+        if self.answerability is not None:
+            return self.answerability
+        spec = self._generator_spec(settings)
+        return resolve_answerability(spec if is_local_spec(spec) else "local")
 
     # -- nodes -----------------------------------------------------------------------------
 
@@ -205,6 +228,36 @@ class Nodes:
             "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
             "max_retries": settings.max_retries, "timings_ms": timings,
         }
+
+    def assess_answerability(
+        self, state: State, config: RunnableConfig, runtime: Runtime[Context]
+    ) -> dict[str, Any]:
+        """Abstain early when none of the top passages contains the answer.
+
+        One short Yes/No prompt per passage and no generation; a no-op when the check is off.
+        """
+        settings = self.settings(runtime, config)
+        judge = self._answerability(settings)
+        if judge is None:
+            return {}
+        language = _lang(state)
+        _progress("assessing", language)
+        timings = dict(state.get("timings_ms") or {})
+        evidence = state.get("evidence", [])[: settings.answerability_passages]
+        with _timed("answerability", timings):
+            result = judge.assess(state["question"], evidence, language=language)
+        if result["answerable"]:
+            return {"timings_ms": timings}
+        best = result["passages"][0]["source_id"] if result["passages"] else "-"
+        finding: Finding = {
+            "type": "no_answer_in_sources", "severity": "critical", "claim_index": -1,
+            "detail": (
+                f"None of the top {len(evidence)} passages seems to contain the answer: best "
+                f"answerability {result['score']:.2f} ({best}) is below {result['threshold']:.2f}; "
+                "no answer was written."
+            ),
+        }
+        return {"findings": [*state.get("findings", []), finding], "timings_ms": timings}
 
     def _write_answer(
         self, state: State, config: RunnableConfig, runtime: Runtime[Context], *, revise: bool
@@ -546,7 +599,8 @@ def _flags(evidence: list[Evidence], findings: list[Finding], regenerations: int
         flags.append("revised")
     kinds = {f["type"] for f in findings}
     for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",
-                 "malformed_output", "extractor_fallback", "weak_evidence"):
+                 "malformed_output", "extractor_fallback", "weak_evidence",
+                 "no_answer_in_sources"):
         if kind in kinds:
             flags.append(kind)
     return flags

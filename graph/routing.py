@@ -20,9 +20,16 @@ def _retry_or_abstain(state: State) -> Literal["prepare_feedback", "abstain_answ
     return "abstain_answer"
 
 
-def route_after_retrieve(state: State) -> Literal["generate_answer", "abstain_answer"]:
+def route_after_retrieve(state: State) -> Literal["assess_answerability", "abstain_answer"]:
     """Abstain before any model call when the evidence is weak (or the question is empty)."""
     if not state.get("evidence") or _has_critical(state):
+        return "abstain_answer"
+    return "assess_answerability"
+
+
+def route_after_assess(state: State) -> Literal["generate_answer", "abstain_answer"]:
+    """Abstain when no top passage contains the answer; otherwise write one."""
+    if _has_critical(state):
         return "abstain_answer"
     return "generate_answer"
 

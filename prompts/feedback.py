@@ -19,6 +19,8 @@ GENERAL_FINDING = {"en": "- {detail}", "ja": "- {detail}"}
 
 PROGRESS = {
     "retrieving": {"en": "retrieving evidence", "ja": "資料を検索中"},
+    "assessing": {"en": "checking that the sources answer the question",
+                  "ja": "資料に答えがあるかを確認中"},
     "generating": {"en": "writing a cited answer", "ja": "引用付きの回答を作成中"},
     "checking": {"en": "checking citations", "ja": "引用を確認中"},
     "extracting": {"en": "extracting claims", "ja": "主張を抽出中"},

@@ -50,6 +50,40 @@ REASON_NO_EVIDENCE_JA = "この主張には根拠が示されていません。"
 """Reason when a claim comes without any evidence text (Japanese)."""
 
 
+ANSWERABLE_SYSTEM_EN = (
+    "You are a careful reader. You judge only from the document, never from outside "
+    "knowledge. Answer with one word: Yes or No."
+)
+"""System message of the answerability probe (English)."""
+
+ANSWERABLE_USER_EN = (
+    "Document:\n{passage}\n\n"
+    "Question: {question}\n\n"
+    "Does the document contain the answer to the question? Answer Yes or No."
+)
+"""User message of the answerability probe (English): one retrieved passage, the question."""
+
+ANSWERABLE_SYSTEM_JA = (
+    "あなたは注意深い読み手です。外部の知識を使わず、文書だけから判断します。"
+    "Yes か No の一語で答えてください。"
+)
+"""System message of the answerability probe (Japanese)."""
+
+ANSWERABLE_USER_JA = (
+    "文書:\n{passage}\n\n"
+    "質問: {question}\n\n"
+    "この文書には質問の答えが書かれていますか? Yes か No で答えてください。"
+)
+"""User message of the answerability probe (Japanese)."""
+
+
+def answerable_for_language(language: str) -> tuple[str, str]:
+    """Return (system, user) templates of the answerability probe for ``language``."""
+    if language.lower().startswith("ja"):
+        return ANSWERABLE_SYSTEM_JA, ANSWERABLE_USER_JA
+    return ANSWERABLE_SYSTEM_EN, ANSWERABLE_USER_EN
+
+
 def for_language(language: str) -> tuple[str, str]:
     """Return (system, user) templates for ``language`` ("ja" or anything else = English)."""
     if language.lower().startswith("ja"):

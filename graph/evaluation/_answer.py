@@ -113,6 +113,9 @@ def answer_item(
     attempts = int(final.get("attempts", 0) or 0)
     if status == "answered":
         reason = ""
+    elif attempts == 0 and any(f.get("type") == "no_answer_in_sources"
+                               for f in final.get("findings") or []):
+        reason = "answerability_check"
     elif attempts == 0:
         reason = "retrieval_gate"
     elif declined:

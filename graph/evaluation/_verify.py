@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +12,7 @@ from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._datasets import EvalItem
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
+from grounded_rag.verification.cascade import CascadeVerifier
 
 
 class CountingVerifier:
@@ -33,28 +35,33 @@ class InstrumentedVerifier:
 
     ``calls`` counts verifier calls (one per graph attempt, or per item in the verify task);
     ``model_calls`` counts calls that reached the model behind a ``CascadeVerifier`` (claims
-    its deterministic cues decide never get there). For a verifier without an inner model
-    the two are equal. ``verifier`` is an instrumented copy of the same class, so the graph's
-    ``resolve_verifier`` takes it as is (a cascade is not wrapped in a second cascade).
+    its deterministic cues decide never get there). ``verifier`` is a copy of the cascade
+    with fresh counters and a counting inner stage, so the graph's ``resolve_verifier``
+    takes it as is (a cascade is not wrapped in a second cascade) and a cached, shared
+    verifier stays untouched. Any other verifier is counted by a plain wrapper; its model
+    calls are those of its ``inner`` stage when it has one, else its calls.
     """
 
     def __init__(self, verifier: Verifier) -> None:
-        target = copy.copy(verifier)  # a cached, shared verifier stays un-instrumented
         self.model_counter: CountingVerifier | None = None
-        if hasattr(target, "inner"):
-            self.model_counter = CountingVerifier(target.inner)
-            target.inner = self.model_counter
-        self._calls = 0
-        self._claims = 0
-        unpatched = target.verify
-
-        def verify(claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
-            self._calls += 1
-            self._claims += len(claims)
-            return unpatched(claims, language=language)
-
-        target.verify = verify  # type: ignore[method-assign]
-        self.verifier: Verifier = target
+        self.cascade: CascadeVerifier | None = None
+        self.outer: CountingVerifier | None = None
+        if isinstance(verifier, CascadeVerifier):
+            cascade = copy.copy(verifier)
+            cascade.calls = cascade.claims_seen = 0
+            cascade._count_lock = threading.Lock()
+            self.model_counter = CountingVerifier(verifier.inner)
+            cascade.inner = self.model_counter
+            self.cascade = cascade
+            self.verifier: Verifier = cascade
+        else:
+            target = verifier
+            if hasattr(verifier, "inner"):  # another two-stage verifier: count its model too
+                target = copy.copy(verifier)
+                self.model_counter = CountingVerifier(target.inner)
+                target.inner = self.model_counter
+            self.outer = CountingVerifier(target)
+            self.verifier = self.outer
 
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Verify through both counters."""
@@ -63,17 +70,21 @@ class InstrumentedVerifier:
     @property
     def calls(self) -> int:
         """Verifier calls so far."""
-        return self._calls
+        if self.cascade is not None:
+            return self.cascade.calls
+        return self.outer.calls if self.outer else 0
 
     @property
     def model_calls(self) -> int:
         """Calls that reached the model stage so far."""
-        return self.model_counter.calls if self.model_counter else self._calls
+        return self.model_counter.calls if self.model_counter else self.calls
 
     @property
     def model_claims(self) -> int:
         """Claims handed to the model stage so far (the rest were decided by cues)."""
-        return self.model_counter.claims if self.model_counter else self._claims
+        if self.model_counter is not None:
+            return self.model_counter.claims
+        return self.outer.claims if self.outer else 0
 
     def counts(self) -> tuple[int, int, int]:
         """A snapshot (calls, model calls, model claims) for per-item differences."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from grounded_rag.local.answerability import LocalAnswerabilityJudge
     from grounded_rag.local.chat import ChatLocal, StructuredOutputError
     from grounded_rag.local.verifier import LocalVerifier
 
@@ -17,6 +18,7 @@ DEFAULT_MODEL_SPEC = "local"
 __all__ = [
     "ChatLocal",
     "DEFAULT_MODEL_SPEC",
+    "LocalAnswerabilityJudge",
     "LocalVerifier",
     "StructuredOutputError",
     "ensure_model",
@@ -26,6 +28,7 @@ _LAZY = {
     "ChatLocal": "grounded_rag.local.chat",
     "StructuredOutputError": "grounded_rag.local.chat",
     "LocalVerifier": "grounded_rag.local.verifier",
+    "LocalAnswerabilityJudge": "grounded_rag.local.answerability",
 }
 
 

@@ -74,15 +74,28 @@ class SupportScorer:
                 out[i] = self._score_locked(rt, evidence, claim, language)
         return out
 
+    def score_questions(self, prompts: Sequence[tuple[str, str]]) -> list[float]:
+        """P(Yes) for arbitrary (system, user) Yes/No prompts, in order, under the model lock.
+
+        Prompts that share a prefix (same system message, same passage first) reuse its KV
+        cache when they come one after another.
+        """
+        rt = self._rt()
+        with rt.lock:
+            return [self._yes_probability(rt, system, user) for system, user in prompts]
+
     def _score_locked(self, rt: LocalRuntime, evidence: str, claim: str, language: str) -> float:
-        start = time.perf_counter()
         evidence = self._fit_evidence(rt, evidence)
         system, user = local_verify.for_language(language)
+        return self._yes_probability(rt, system, user.format(evidence=evidence, claim=claim))
+
+    def _yes_probability(self, rt: LocalRuntime, system: str, user: str) -> float:
+        start = time.perf_counter()
         tokens = render_chat(
             rt,
             [
                 {"role": "system", "content": system},
-                {"role": "user", "content": user.format(evidence=evidence, claim=claim)},
+                {"role": "user", "content": user},
             ],
         )
         if not self.reuse_prefix:

@@ -43,7 +43,8 @@ LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 COST_BUCKETS = (0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
 
 _HALLUCINATION_KINDS = {"contradicted": "contradicted", "neutral": "unsupported"}
-_ABSTAIN_REASONS = ("empty_question", "weak_evidence", "rejected_by_reviewer", "phantom_source",
+_ABSTAIN_REASONS = ("empty_question", "weak_evidence", "no_answer_in_sources",
+                    "rejected_by_reviewer", "phantom_source",
                     "malformed_output", "contradicted", "unsupported")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.cues import CueReport, check_claim
@@ -12,6 +14,9 @@ _NO_EVIDENCE = {
     "ja": "この主張には根拠が示されていません。",
 }
 _MISSING_KINDS = frozenset({"quantity_missing", "date_missing"})
+# Soft cues that turn a claim the model did not find supported into a contradiction: a
+# negation flip, or a near-copy of an evidence sentence with a word swapped.
+_CONTRADICTING_KINDS = frozenset({"negation_mismatch", "altered_copy"})
 
 
 class CascadeVerifier:
@@ -22,7 +27,8 @@ class CascadeVerifier:
     2. Cues: a number, date or negation that the evidence contradicts decides
        ``contradicted`` without the model.
     3. The inner verifier judges the rest in one call. An unsupported claim with a negation
-       cue becomes ``contradicted``; cue details are put in front of the model's reason.
+       cue, or one that copies an evidence sentence with a word swapped (``altered_copy``),
+       becomes ``contradicted``; cue details are put in front of the model's reason.
        With ``strict_missing``, a number or date absent from the evidence also vetoes a
        ``supported`` verdict.
     """
@@ -30,9 +36,17 @@ class CascadeVerifier:
     def __init__(self, inner: Verifier, *, strict_missing: bool = False) -> None:
         self.inner = inner
         self.strict_missing = strict_missing
+        self.calls = 0
+        """Calls of ``verify`` so far (for cost reporting)."""
+        self.claims_seen = 0
+        """Claims given to ``verify`` so far."""
+        self._count_lock = threading.Lock()
 
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Verify claims; the inner verifier is called at most once, for undecided claims."""
+        with self._count_lock:
+            self.calls += 1
+            self.claims_seen += len(claims)
         lang = "ja" if (language or "").lower().startswith("ja") else "en"
         results: list[ClaimVerdict | None] = [None] * len(claims)
         pending: list[tuple[int, SelectedEvidence, CueReport]] = []
@@ -76,7 +90,7 @@ class CascadeVerifier:
                 merged["verdict"] = "neutral"
                 merged["reason"] = report.reason
             return merged
-        if "negation_mismatch" in kinds:
+        if kinds & _CONTRADICTING_KINDS:
             merged["verdict"] = "contradicted"
         if report.reason:
             merged["reason"] = f"{report.reason} {merged['reason']}".strip()

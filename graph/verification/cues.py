@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ CueKind = Literal[
     "quantity_missing",
     "date_missing",
     "entity_missing",
+    "altered_copy",
 ]
 
 # User-facing reason texts (they also feed the revision prompt).
@@ -33,6 +35,8 @@ _MSG = {
         "quantity_missing": "The evidence does not mention {cl}.",
         "date_missing": "The evidence does not mention the date {cl}.",
         "entity_missing": "The evidence does not mention {cl}.",
+        "altered_copy": "The claim follows the evidence \u201c{sentence}\u201d but has "
+        "\u201c{cl}\u201d where the evidence says \u201c{ev}\u201d.",
     },
     "ja": {
         "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
@@ -41,6 +45,8 @@ _MSG = {
         "quantity_missing": "根拠には「{cl}」という記述がありません。",
         "date_missing": "根拠には「{cl}」という日付がありません。",
         "entity_missing": "根拠には「{cl}」が出てきません。",
+        "altered_copy": "主張は根拠の「{sentence}」とほぼ同じ文ですが、根拠の「{ev}」が「{cl}」に"
+        "変わっています。",
     },
 }
 
@@ -162,9 +168,11 @@ _NEG_JA = re.compile(
 )
 _ENTITY_EN = re.compile(r"\b(?:[A-Z][a-zA-Z0-9]*(?:[-'][A-Za-z0-9]+)*|[A-Za-z]+\d+[A-Za-z0-9]*)\b")
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
+_OPENERS = frozenset("\"'\u201c\u2018(")
 _COMMON_CAPS = frozenset(
     "I The A An This That These Those It In On At For And But Or If When "
-    "He She They We You My Our Their His Her Its Yes No".split()
+    "He She They We You My Our Their His Her Its Yes No "
+    "What Which Who Whom Whose Where Why How Is Are Was Were Do Does Did Can Could".split()
 )
 
 
@@ -324,8 +332,9 @@ def _entities(claim: str) -> list[str]:
     for sentence in split_sentences(claim):
         for m in _ENTITY_EN.finditer(sentence.text):
             word = m.group(0)
-            if m.start() == 0 and not any(c.isdigit() for c in word) and word[1:].islower():
-                continue  # sentence-initial capital: not evidence of a name
+            initial = m.start() == 0 or sentence.text[: m.start()].rstrip()[-1:] in _OPENERS
+            if initial and not any(c.isdigit() for c in word) and word[1:].islower():
+                continue  # sentence- or quote-initial capital: not evidence of a name
             if word in _COMMON_CAPS or word.isdigit():
                 continue
             found.append(word)
@@ -443,7 +452,104 @@ def check_claim(
             msg["negation_mismatch"].format(ev=sentences[best_i]),
         )
         (decisive if cue.decisive else soft).append(cue)
+    altered = altered_copy(claim, sentences)
+    if altered is not None:
+        sentence, cl_span, ev_span = altered
+        soft.append(Cue("altered_copy", False, cl_span, ev_span, sentence,
+                        msg["altered_copy"].format(sentence=sentence, cl=cl_span, ev=ev_span)))
     return CueReport(tuple(decisive + soft))
+
+
+ALTERED_COPY_SIMILARITY = 0.65
+"""Similarity (difflib ratio) from which a claim counts as a rewrite of one evidence sentence."""
+
+_CONTENT_CHAR = re.compile(r"[A-Za-z0-9\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff]")
+_WORD = re.compile(r"[\w'\-]+|[^\w\s]")
+
+
+def altered_copy(
+    claim: str, sentences: Sequence[str], *, similarity: float = ALTERED_COPY_SIMILARITY
+) -> tuple[str, str, str] | None:
+    """Find an evidence sentence the claim copies closely but with a word swapped.
+
+    Returns ``(sentence, claim span, evidence span)`` for the closest sentence when the two
+    are at least ``similarity`` alike (characters for Japanese, words otherwise) and differ
+    by a *substitution* of content (kanji, katakana, letters or digits on both sides), not
+    only by words added or left out. Such a claim says something else about the very thing
+    the sentence describes: when the model does not find it supported, the cascade reports
+    it as contradicted, with the swapped words as the reason.
+    """
+    claim_n = normalize(claim).strip()
+    if not claim_n or not sentences:
+        return None
+    japanese = is_japanese(claim_n)
+
+    def units(text: str) -> list[str]:
+        return list(text) if japanese else _WORD.findall(text)
+
+    def keys(parts: list[str]) -> list[str]:
+        return parts if japanese else [p.lower() for p in parts]
+
+    claim_u = units(claim_n)
+    best: tuple[float, str, list[str]] | None = None
+    for sentence in sentences:
+        sent_u = units(normalize(sentence).strip())
+        ratio = difflib.SequenceMatcher(
+            None, keys(sent_u), keys(claim_u), autojunk=False
+        ).ratio()
+        if best is None or ratio > best[0]:
+            best = (ratio, sentence, sent_u)
+    if best is None or best[0] < similarity:
+        return None
+    _, sentence, sent_u = best
+    joiner = "" if japanese else " "
+    matcher = difflib.SequenceMatcher(None, keys(sent_u), keys(claim_u), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        if japanese:
+            i1, i2 = _widen(sent_u, i1, i2)
+            j1, j2 = _widen(claim_u, j1, j2)
+        ev_span = joiner.join(sent_u[i1:i2]).strip()
+        cl_span = joiner.join(claim_u[j1:j2]).strip()
+        if _is_content(ev_span, japanese) and _is_content(cl_span, japanese):
+            return sentence.strip(), cl_span, ev_span
+    return None
+
+
+def _script(char: str) -> str:
+    if "\u30a0" <= char <= "\u30ff":
+        return "katakana"
+    if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff":
+        return "kanji"
+    if char.isascii() and char.isalnum():
+        return "latin"
+    return "other"
+
+
+def _widen(chars: list[str], start: int, end: int) -> tuple[int, int]:
+    """Grow a character span to whole runs of katakana, kanji or Latin at both ends."""
+    if start < end:
+        first, last = _script(chars[start]), _script(chars[end - 1])
+        while start > 0 and first != "other" and _script(chars[start - 1]) == first:
+            start -= 1
+        while end < len(chars) and last != "other" and _script(chars[end]) == last:
+            end += 1
+    return start, end
+
+
+def _is_content(span: str, japanese: bool) -> bool:
+    if japanese:
+        return bool(_CONTENT_CHAR.search(span))
+    words = [w for w in span.split() if _CONTENT_CHAR.search(w)]
+    return any(w.lower() not in _EN_FUNCTION for w in words)
+
+
+_EN_FUNCTION = frozenset(
+    "a an the of to in on at for and or but is are was were be been being it its this that "
+    "these those with by as from has have had do does did will would can could may might "
+    "there their they he she his her we our you your i".split()
+)
 
 
 def _number_in(value: float, quantities: Sequence[Quantity]) -> bool:

@@ -1,6 +1,6 @@
 import pytest
 
-from grounded_rag.verification.cues import check_claim, kanji_to_digits
+from grounded_rag.verification.cues import altered_copy, check_claim, kanji_to_digits
 
 
 def test_seed_case_japanese_hours_contradicted():
@@ -87,3 +87,59 @@ def test_kanji_to_digits():
     assert kanji_to_digits("二十四時間") == "24時間"
     assert kanji_to_digits("三千五百円") == "3500円"
     assert kanji_to_digits("一日") == "1日"
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "claim_span", "evidence_span"),
+    [
+        ("黒いTシャツを着た男性がバットを持って立っています。",
+         "黒いTシャツを着た男性がテニスラケットを持って立っています。", "バット", "テニスラケット"),
+        ("白いTシャツを着た男性がテニスラケットを持って立っています。",
+         "黒いTシャツを着た男性がテニスラケットを持って立っています。", "白", "黒"),
+        ("A woman is slicing an onion.", "A man is slicing an onion.", "woman", "man"),
+    ],
+)
+def test_altered_copy_finds_the_swapped_words(claim, sentence, claim_span, evidence_span):
+    found = altered_copy(claim, ["Unrelated text about trains.", sentence])
+    assert found == (sentence, claim_span, evidence_span)
+    report = check_claim(claim, sentence)
+    cue = next(c for c in report.cues if c.kind == "altered_copy")
+    assert not cue.decisive  # only the model's "not supported" makes it a contradiction
+    assert claim_span in cue.detail and evidence_span in cue.detail
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # Words added or left out are not a substitution.
+        ("A man is slicing a large red onion in the kitchen.", "A man is slicing an onion."),
+        ("男性がテニスラケットを持って立っています。",
+         "黒いTシャツを着た男性がテニスラケットを持って立っています。"),
+        # A different sentence altogether is not a near copy.
+        ("The reading room is on the second floor.", "A man is slicing an onion."),
+        # Only a function word or kana ending changed.
+        ("猫が机の上に座っている。", "猫が机の上に座っています。"),
+    ],
+)
+def test_altered_copy_ignores_additions_omissions_and_other_sentences(claim, sentence):
+    assert altered_copy(claim, [sentence]) is None
+
+
+def test_cascade_calls_an_unsupported_altered_copy_contradicted():
+    from grounded_rag.verification.base import ClaimToCheck
+    from grounded_rag.verification.cascade import CascadeVerifier
+    from tests.fakes import ScriptedVerifier, evidence
+
+    source = [evidence("photo#sec0", "黒いTシャツを着た男性がテニスラケットを持って立っています。")]
+    claims = [
+        ClaimToCheck(text="黒いTシャツを着た男性がバットを持って立っています。", evidence=source),
+        ClaimToCheck(text="男性が赤い帽子をかぶっています。", evidence=source),
+    ]
+    unsupported = CascadeVerifier(ScriptedVerifier(lambda text: ("neutral", "not stated")))
+    altered, unrelated = unsupported.verify(claims, language="ja")
+    assert altered["verdict"] == "contradicted"
+    assert "バット" in altered["reason"] and "テニスラケット" in altered["reason"]
+    assert unrelated["verdict"] == "neutral"
+    # The cue never overrides the model's "supported" (paraphrases are near copies too).
+    supported = CascadeVerifier(ScriptedVerifier())
+    assert [v["verdict"] for v in supported.verify(claims, language="ja")] == ["supported"] * 2

@@ -416,3 +416,60 @@ def test_unknown_handle_is_a_phantom_source():
     out = graph.invoke({"question": "q"}, context=Context(max_retries=0))
     assert out["status"] == "abstained"
     assert any(f["type"] == "phantom_source" and "'S7'" in f["detail"] for f in out["findings"])
+
+
+class FixedJudge:
+    """An answerability judge with a fixed score per source id; records its calls."""
+
+    def __init__(self, scores: dict[str, float], threshold: float = 0.5) -> None:
+        self.scores = scores
+        self.threshold = threshold
+        self.calls: list[tuple[str, list[str], str]] = []
+
+    def assess(self, question, evidence, *, language):
+        from grounded_rag.verification.answerability import decide
+
+        self.calls.append((question, [e["source_id"] for e in evidence], language))
+        return decide([{"source_id": e["source_id"], "score": self.scores.get(e["source_id"], 0.0)}
+                       for e in evidence], self.threshold)
+
+
+def test_answerability_check_abstains_before_writing_when_no_passage_answers():
+    judge = FixedJudge({"spec#sec2": 0.2, "policy#sec3": 0.1})
+    graph, model, _, verifier = make({"CitedAnswer": [GOOD_EN]}, answerability=judge)
+    out = graph.invoke({"question": "Who designed the X100?"},
+                       config={"configurable": {"answerability_passages": 2}})
+    assert out["status"] == "abstained"
+    assert model.calls == [] and verifier.calls == []
+    assert judge.calls == [("Who designed the X100?", ["spec#sec2", "policy#sec3"], "en")]
+    finding = out["findings"][-1]
+    assert finding["type"] == "no_answer_in_sources" and finding["severity"] == "critical"
+    assert "0.20" in finding["detail"] and "spec#sec2" in finding["detail"]
+    assert "no_answer_in_sources" in out["flags"] and "answerability" in out["timings_ms"]
+
+
+def test_answerability_check_passes_an_answerable_question_on():
+    judge = FixedJudge({"spec#sec2": 0.9})
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, answerability=judge)
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and len(model.calls) == 1
+    assert out["findings"] == [] and "answerability" in out["timings_ms"]
+    assert judge.calls[0][1] == ["spec#sec2", "policy#sec3"]  # top 3 of the 2 retrieved
+
+
+def test_answerability_check_off_and_auto_with_an_api_generator(monkeypatch):
+    import grounded_rag.nodes as nodes_module
+
+    def no_local_judge(spec):
+        raise AssertionError("the local probe must not load for an API generator")
+
+    monkeypatch.setattr(nodes_module, "resolve_answerability", no_local_judge)
+    judge = FixedJudge({})
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, answerability=judge)
+    out = graph.invoke({"question": "How long does the X100 battery last?"},
+                       config={"configurable": {"answerability_check": "off"}})
+    assert out["status"] == "answered" and judge.calls == []
+    # auto + a scripted (non-local) generator + no injected judge: no check at all.
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]})
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and "answerability" not in out["timings_ms"]
