@@ -238,9 +238,9 @@ class Nodes:
         """
         settings = self.settings(runtime, config)
         judge = self._answerability(settings)
-        if judge is None:
-            return {}
         language = _lang(state)
+        if judge is None or not judge.covers(language):
+            return {}
         _progress("assessing", language)
         timings = dict(state.get("timings_ms") or {})
         evidence = state.get("evidence", [])[: settings.answerability_passages]

@@ -47,6 +47,10 @@ class LocalAnswerabilityJudge:
         """The threshold used for ``language`` (None: that language is not checked)."""
         return self.thresholds.get(_lang(language))
 
+    def covers(self, language: str) -> bool:
+        """True when ``language`` has a threshold (the check runs for it)."""
+        return self.threshold_for(language) is not None
+
     def assess(self, question: str, evidence: list[Evidence], *, language: str) -> Answerability:
         """Score the top passages for ``question``; see the class docstring."""
         lang = _lang(language)

@@ -41,6 +41,10 @@ class Answerability(TypedDict):
 class AnswerabilityJudge(Protocol):
     """Reads the question with its top passages and says whether an answer is there."""
 
+    def covers(self, language: str) -> bool:
+        """Whether this judge checks questions in ``language`` at all."""
+        ...
+
     def assess(self, question: str, evidence: list[Evidence], *, language: str) -> Answerability:
         """Judge ``evidence`` (retrieval order) for ``question``."""
         ...

@@ -54,3 +54,4 @@ def test_a_language_without_a_threshold_is_not_checked():
     judge = LocalAnswerabilityJudge(scorer=scorer, thresholds={"ja": 0.9, "en": None})  # type: ignore[arg-type]
     result = judge.assess("When did the museum open?", PASSAGES, language="en")
     assert result["answerable"] is True and scorer.prompts == []
+    assert not judge.covers("en") and judge.covers("ja")

@@ -421,10 +421,15 @@ def test_unknown_handle_is_a_phantom_source():
 class FixedJudge:
     """An answerability judge with a fixed score per source id; records its calls."""
 
-    def __init__(self, scores: dict[str, float], threshold: float = 0.5) -> None:
+    def __init__(self, scores: dict[str, float], threshold: float = 0.5,
+                 languages: tuple[str, ...] = ("en", "ja")) -> None:
         self.scores = scores
+        self.languages = languages
         self.threshold = threshold
         self.calls: list[tuple[str, list[str], str]] = []
+
+    def covers(self, language):
+        return language in self.languages
 
     def assess(self, question, evidence, *, language):
         from grounded_rag.verification.answerability import decide
@@ -469,6 +474,12 @@ def test_answerability_check_off_and_auto_with_an_api_generator(monkeypatch):
     out = graph.invoke({"question": "How long does the X100 battery last?"},
                        config={"configurable": {"answerability_check": "off"}})
     assert out["status"] == "answered" and judge.calls == []
+    # A language the judge does not cover: no call, no timing.
+    judge = FixedJudge({}, languages=("ja",))
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, answerability=judge)
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and judge.calls == []
+    assert "answerability" not in out["timings_ms"]
     # auto + a scripted (non-local) generator + no injected judge: no check at all.
     graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]})
     out = graph.invoke({"question": "How long does the X100 battery last?"})
