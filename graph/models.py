@@ -122,7 +122,11 @@ _judges: dict[str, Any] = {}
 
 
 def resolve_answerability(spec: str) -> AnswerabilityJudge:
-    """The local answerability probe for a ``local`` spec (the model is shared, loaded once)."""
+    """The local answerability probe, shared and loaded once.
+
+    A ``local`` spec names its model; any other spec gets the default local model (an API
+    generator gets the probe only when the check is forced on).
+    """
     key = spec if is_local_spec(spec) else "local"
     with _lock:
         if key not in _judges:

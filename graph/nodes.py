@@ -19,6 +19,7 @@ from langgraph.types import interrupt
 from grounded_rag._structured import StructuredOutputFailure, invoke_structured
 from grounded_rag.context import Context, default_model_spec, resolve_context
 from grounded_rag.lang import detect_language, split_sentences, strip_markers
+from grounded_rag.local import LOCAL_LLM_TYPE
 from grounded_rag.models import (
     is_local_spec,
     resolve_answerability,
@@ -181,18 +182,18 @@ class Nodes:
 
     def _generator_is_local(self, settings: Context) -> bool:
         if self.generator is not None:
-            return getattr(self.generator, "_llm_type", "") == "grounded-rag-local"
+            return getattr(self.generator, "_llm_type", "") == LOCAL_LLM_TYPE
         return is_local_spec(self._generator_spec(settings))
 
     def _answerability(self, settings: Context) -> AnswerabilityJudge | None:
         mode = settings.answerability_check
-        if mode == "off" or (mode == "auto" and self.answerability is None
-                             and not self._generator_is_local(settings)):
+        if mode == "off":
             return None
         if self.answerability is not None:
             return self.answerability
-        spec = self._generator_spec(settings)
-        return resolve_answerability(spec if is_local_spec(spec) else "local")
+        if mode == "auto" and not self._generator_is_local(settings):
+            return None
+        return resolve_answerability(self._generator_spec(settings))
 
     # -- nodes -----------------------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -35,11 +34,12 @@ class InstrumentedVerifier:
 
     ``calls`` counts verifier calls (one per graph attempt, or per item in the verify task);
     ``model_calls`` counts calls that reached the model behind a ``CascadeVerifier`` (claims
-    its deterministic cues decide never get there). ``verifier`` is a copy of the cascade
-    with fresh counters and a counting inner stage, so the graph's ``resolve_verifier``
-    takes it as is (a cascade is not wrapped in a second cascade) and a cached, shared
-    verifier stays untouched. Any other verifier is counted by a plain wrapper; its model
-    calls are those of its ``inner`` stage when it has one, else its calls.
+    its deterministic cues decide never get there). ``verifier`` is the same cascade built
+    around a counting inner stage (``with_inner``), with fresh counters, so the graph's
+    ``resolve_verifier`` takes it as is (a cascade is not wrapped in a second cascade) and
+    a cached, shared verifier stays untouched. Any other verifier is counted by a plain
+    wrapper; its model calls are those of its ``inner`` stage when it has one, else its
+    calls.
     """
 
     def __init__(self, verifier: Verifier) -> None:
@@ -47,13 +47,9 @@ class InstrumentedVerifier:
         self.cascade: CascadeVerifier | None = None
         self.outer: CountingVerifier | None = None
         if isinstance(verifier, CascadeVerifier):
-            cascade = copy.copy(verifier)
-            cascade.calls = cascade.claims_seen = 0
-            cascade._count_lock = threading.Lock()
             self.model_counter = CountingVerifier(verifier.inner)
-            cascade.inner = self.model_counter
-            self.cascade = cascade
-            self.verifier: Verifier = cascade
+            self.cascade = verifier.with_inner(self.model_counter)
+            self.verifier: Verifier = self.cascade
         else:
             target = verifier
             if hasattr(verifier, "inner"):  # another two-stage verifier: count its model too

@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 DEFAULT_MODEL_SPEC = "local"
 """Provider spec of the bundled offline model."""
 
+LOCAL_LLM_TYPE = "grounded-rag-local"
+"""``ChatLocal._llm_type``: how the graph recognises an injected local chat model."""
+
 __all__ = [
     "ChatLocal",
     "DEFAULT_MODEL_SPEC",
+    "LOCAL_LLM_TYPE",
     "LocalAnswerabilityJudge",
     "LocalVerifier",
     "StructuredOutputError",

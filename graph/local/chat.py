@@ -21,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grounded_rag.local import LOCAL_LLM_TYPE
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime
 
 
@@ -66,7 +67,7 @@ class ChatLocal(BaseChatModel):
 
     @property
     def _llm_type(self) -> str:
-        return "grounded-rag-local"
+        return LOCAL_LLM_TYPE
 
     @property
     def _identifying_params(self) -> dict[str, Any]:

@@ -42,6 +42,10 @@ class CascadeVerifier:
         """Claims given to ``verify`` so far."""
         self._count_lock = threading.Lock()
 
+    def with_inner(self, inner: Verifier) -> CascadeVerifier:
+        """The same cascade around another model stage, with fresh counters."""
+        return CascadeVerifier(inner, strict_missing=self.strict_missing)
+
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Verify claims; the inner verifier is called at most once, for undecided claims."""
         with self._count_lock:

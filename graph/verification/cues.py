@@ -491,19 +491,17 @@ def altered_copy(
         return parts if japanese else [p.lower() for p in parts]
 
     claim_u = units(claim_n)
-    best: tuple[float, str, list[str]] | None = None
+    best: tuple[float, str, list[str], difflib.SequenceMatcher[str]] | None = None
     for sentence in sentences:
         sent_u = units(normalize(sentence).strip())
-        ratio = difflib.SequenceMatcher(
-            None, keys(sent_u), keys(claim_u), autojunk=False
-        ).ratio()
+        matcher = difflib.SequenceMatcher(None, keys(sent_u), keys(claim_u), autojunk=False)
+        ratio = matcher.ratio()
         if best is None or ratio > best[0]:
-            best = (ratio, sentence, sent_u)
+            best = (ratio, sentence, sent_u, matcher)
     if best is None or best[0] < similarity:
         return None
-    _, sentence, sent_u = best
+    _, sentence, sent_u, matcher = best
     joiner = "" if japanese else " "
-    matcher = difflib.SequenceMatcher(None, keys(sent_u), keys(claim_u), autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace":
             continue
