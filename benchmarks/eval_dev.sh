@@ -28,6 +28,7 @@ run() {  # run DATASET LIMIT [extra args...]
 
 # Verification quality (claims of a given response vs given sources).
 run halueval_qa 100 --batching-check         # target: balanced_accuracy >= 0.80
+run halueval_qa 200 --seed 3                 # a second sample, to confirm (not used for tuning)
 run jnli 150 --seed 1                        # target: accuracy_3way >= 0.70 (the set's own label mix)
 run jnli 45 --sample balanced                # same, 15 per label
 run jhars 40                                 # target: response-level f1 >= 0.50 (all 8 positives need LIMIT>=144 or --sample balanced)

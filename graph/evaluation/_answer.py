@@ -84,6 +84,7 @@ def answer_item(
     config = {"configurable": dict(configurable), "callbacks": [usage]}
     before = verifier.counts()
     drafts: list[dict[str, Any]] = []
+    checks: list[list[dict[str, Any]]] = []
     final: dict[str, Any] = {}
     declined = False
     start = time.perf_counter()
@@ -98,6 +99,12 @@ def answer_item(
             if node in {"generate_answer", "revise_answer"}:
                 draft = update.get("draft")
                 declined = draft is not None and not draft.get("answerable", True)
+            if node == "verify_claims":
+                checks.append([
+                    {"text": str(c.get("text", ""))[:200], "verdict": c.get("verdict"),
+                     "support": round(float(c.get("support", 0.0)), 4),
+                     "reason": str(c.get("reason", ""))[:200]}
+                    for c in update.get("claims") or []])
             if node == "check_citations":
                 statements = (update.get("draft") or {}).get("statements", [])
                 kinds = Counter(f["type"] for f in update.get("citation_findings", []))
@@ -148,6 +155,7 @@ def answer_item(
         "verdicts": [c.get("verdict", "neutral") for c in claims],
         "citations": citations,
         "drafts": drafts,
+        "checks": checks,
         "retrieved_doc_ids": [e["doc_id"] for e in retrieved],
         "best_relevance": max((e["relevance"] for e in retrieved), default=0.0),
         "gold_doc_ids": sorted(gold_docs),

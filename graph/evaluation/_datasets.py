@@ -73,6 +73,9 @@ class EvalItem:
     """Verify task: supported / contradicted / neutral, where the set is three-way."""
     gold_claims: list[bool | None] | None = None
     """Verify task: per-claim hallucination labels (None = excluded, e.g. disputed)."""
+    claim_question: str = ""
+    """Verify task: the question the claims answer, when they are answers rather than
+    self-contained statements (HaluEval-QA); judges read question and answer together."""
     question: str = ""
     """Answer task: the question asked."""
     answers: list[str] = field(default_factory=list)
@@ -265,25 +268,19 @@ def _source(doc_id: str, text: str, title: str = "", url: str = "") -> dict[str,
     return {"id": doc_id, "title": title or doc_id, "text": text, "url": url}
 
 
-def _qa_claim(question: str, answer: str, language: str) -> str:
-    from grounded_rag.prompts import local_verify
-
-    template = local_verify.QA_CLAIM_JA if language == "ja" else local_verify.QA_CLAIM_EN
-    return template.format(question=question.strip(), answer=answer.strip())
-
-
 def _read_halueval_qa(path: Path, rows: list[dict[str, Any]]) -> Dataset:
     items = [
         EvalItem(
             id=str(r.get("id", i)), subset="en", language="en",
-            claims=[_qa_claim(r["question"], str(r["answer"]), "en")],
+            claims=[str(r["answer"]).strip()], claim_question=r["question"].strip(),
             sources=[_source("knowledge", r["knowledge"].strip())],
             gold_hallucinated=bool(int(r["label"])),
         )
         for i, r in enumerate(rows)
     ]
     return Dataset("halueval_qa", "halueval_qa", path, items, (VERIFY,), notes=[
-        "The question and answer form one claim ('The answer to the question ... is: ...'), "
+        "Each answer is checked as the answer to its question (the model reads 'The answer "
+        "to the question ... is: ...'; cues ignore what the question already says), "
         "judged against the given knowledge."])
 
 

@@ -108,6 +108,9 @@ def verify_item(item: EvalItem, verifier: InstrumentedVerifier) -> dict[str, Any
     """Judge every claim of one item in a single verifier call; a JSON-ready result."""
     evidence = [as_evidence(s) for s in item.sources]
     to_check = [ClaimToCheck(text=c, evidence=evidence) for c in item.claims]
+    if item.claim_question:
+        for claim in to_check:
+            claim["question"] = item.claim_question
     before = verifier.counts()
     start = time.perf_counter()
     verdicts = verifier.verify(to_check, language=item.language) if to_check else []

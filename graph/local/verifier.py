@@ -6,7 +6,7 @@ import os
 
 from grounded_rag.local.scorer import SupportScorer
 from grounded_rag.prompts import local_verify
-from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, statement_of
 from grounded_rag.verification.evidence import select_evidence
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"en": 0.45, "ja": 0.45}
@@ -46,16 +46,19 @@ class LocalVerifier:
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Return one verdict per claim, in order (one scoring pass for the whole batch)."""
         lang = _lang(language)
-        selected = [select_evidence(c["text"], c["evidence"]) for c in claims]
+        statements = [statement_of(c, lang) for c in claims]
+        selected = [
+            select_evidence(text, claim["evidence"])
+            for text, claim in zip(statements, claims, strict=True)
+        ]
         todo = [i for i, s in enumerate(selected) if s.text]
         scores = self.scorer.score_many(
-            [(selected[i].text, claims[i]["text"]) for i in todo], language=lang
+            [(selected[i].text, statements[i]) for i in todo], language=lang
         )
         by_index = dict(zip(todo, scores, strict=True))
         threshold = self.threshold_for(lang)
         out: list[ClaimVerdict] = []
-        for i, claim in enumerate(claims):
-            sel = selected[i]
+        for i, sel in enumerate(selected):
             if i not in by_index:
                 reason = (
                     local_verify.REASON_NO_EVIDENCE_JA
@@ -80,7 +83,7 @@ class LocalVerifier:
                 out.append(
                     ClaimVerdict(
                         verdict="neutral",
-                        reason=unsupported_reason(claim["text"], lang),
+                        reason=unsupported_reason(statements[i], lang),
                         evidence_quote=sel.best_sentence,
                         support=support,
                     )

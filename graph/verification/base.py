@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import NotRequired, Protocol, runtime_checkable
 
 from typing_extensions import TypedDict
 
@@ -16,6 +16,10 @@ class ClaimToCheck(TypedDict):
     """The claim text."""
     evidence: list[Evidence]
     """Evidence to judge against; cited chunks come first."""
+    question: NotRequired[str]
+    """The question this claim answers, when the claim is an answer rather than a
+    self-contained statement ("physician" to "what other profession did he have?").
+    Judges then read the two together, and cues ignore words the question already holds."""
 
 
 class ClaimVerdict(TypedDict):
@@ -29,6 +33,25 @@ class ClaimVerdict(TypedDict):
     """The evidence sentence that decided it ("" when nothing relevant was found)."""
     support: float
     """Support score in [0, 1]."""
+
+
+def statement_of(claim: ClaimToCheck, language: str) -> str:
+    """The text a judge reads: the claim itself, or question and answer as one sentence.
+
+    For an answer (a claim with a ``question``) that sentence is 'The answer to the
+    question "..." is: ...', in the claim's language.
+    """
+    question = (claim.get("question") or "").strip()
+    if not question:
+        return claim["text"]
+    from grounded_rag.prompts import local_verify
+
+    template = (
+        local_verify.QA_CLAIM_JA
+        if (language or "").lower().startswith("ja")
+        else local_verify.QA_CLAIM_EN
+    )
+    return template.format(question=question, answer=claim["text"].strip())
 
 
 @runtime_checkable

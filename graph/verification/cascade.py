@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from grounded_rag.types import Evidence
-from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier, statement_of
 from grounded_rag.verification.cues import CueReport, check_claim
 from grounded_rag.verification.evidence import SelectedEvidence, select_evidence
 
@@ -18,6 +18,17 @@ _MISSING_KINDS = frozenset({"quantity_missing", "date_missing"})
 # negation flip, or a near-copy of an evidence sentence with a word swapped.
 _CONTRADICTING_KINDS = frozenset({"negation_mismatch", "altered_copy"})
 
+UNSEEN_WORDS_BELOW: float | None = 0.7
+"""A "supported" score below this is overruled when the claim adds one or two content words
+(at most ``UNSEEN_WORDS_MAX``) that neither the evidence nor the question contains
+(``words_missing``): an otherwise grounded claim with a detail slipped in. None turns it off.
+Chosen by re-deciding cached dev scores: HaluEval-QA 100, balanced accuracy 0.78 -> 0.85
+(any value from 0.7 up); ExpertQA 30, 0.72 -> 0.77; HaluEval summaries 16, 0.625 unchanged
+at 0.7 but 0.5625 at 0.8. A confident score stands, since paraphrase brings new words too."""
+
+UNSEEN_WORDS_MAX = 2
+"""More unseen words than this mean a paraphrase, where word matching proves nothing."""
+
 
 class CascadeVerifier:
     """Wraps a model verifier; deterministic checks may decide a claim before the model.
@@ -28,14 +39,23 @@ class CascadeVerifier:
        ``contradicted`` without the model.
     3. The inner verifier judges the rest in one call. An unsupported claim with a negation
        cue, or one that copies an evidence sentence with a word swapped (``altered_copy``),
-       becomes ``contradicted``; cue details are put in front of the model's reason.
+       becomes ``contradicted``; cue details are put in front of the model's reason. A
+       claim the model only weakly supports (below ``unseen_words_below``) that adds one or
+       two content words the evidence never uses (``words_missing``) becomes ``neutral``.
        With ``strict_missing``, a number or date absent from the evidence also vetoes a
        ``supported`` verdict.
     """
 
-    def __init__(self, inner: Verifier, *, strict_missing: bool = False) -> None:
+    def __init__(
+        self,
+        inner: Verifier,
+        *,
+        strict_missing: bool = False,
+        unseen_words_below: float | None = UNSEEN_WORDS_BELOW,
+    ) -> None:
         self.inner = inner
         self.strict_missing = strict_missing
+        self.unseen_words_below = unseen_words_below
         self.calls = 0
         """Calls of ``verify`` so far (for cost reporting)."""
         self.claims_seen = 0
@@ -44,7 +64,11 @@ class CascadeVerifier:
 
     def with_inner(self, inner: Verifier) -> CascadeVerifier:
         """The same cascade around another model stage, with fresh counters."""
-        return CascadeVerifier(inner, strict_missing=self.strict_missing)
+        return CascadeVerifier(
+            inner,
+            strict_missing=self.strict_missing,
+            unseen_words_below=self.unseen_words_below,
+        )
 
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Verify claims; the inner verifier is called at most once, for undecided claims."""
@@ -56,13 +80,18 @@ class CascadeVerifier:
         pending: list[tuple[int, SelectedEvidence, CueReport]] = []
         for i, claim in enumerate(claims):
             evidence = claim["evidence"]
-            selected = select_evidence(claim["text"], evidence)
+            selected = select_evidence(statement_of(claim, lang), evidence)
             if not selected.text:
                 results[i] = ClaimVerdict(
                     verdict="neutral", reason=_NO_EVIDENCE[lang], evidence_quote="", support=0.0
                 )
                 continue
-            report = check_claim(claim["text"], [e["text"] for e in evidence], language=lang)
+            report = check_claim(
+                claim["text"],
+                [e["text"] for e in evidence],
+                language=lang,
+                question=claim.get("question", ""),
+            )
             if report.contradicted:
                 results[i] = ClaimVerdict(
                     verdict="contradicted",
@@ -73,10 +102,7 @@ class CascadeVerifier:
                 continue
             pending.append((i, selected, report))
         if pending:
-            inner_claims = [
-                ClaimToCheck(text=claims[i]["text"], evidence=[_as_evidence(claims[i], sel)])
-                for i, sel, _ in pending
-            ]
+            inner_claims = [_narrowed(claims[i], sel) for i, sel, _ in pending]
             verdicts = self.inner.verify(inner_claims, language=language)
             for (i, sel, report), verdict in zip(pending, verdicts, strict=True):
                 results[i] = self._merge(verdict, sel, report)
@@ -93,12 +119,31 @@ class CascadeVerifier:
             if self.strict_missing and kinds & _MISSING_KINDS:
                 merged["verdict"] = "neutral"
                 merged["reason"] = report.reason
+            elif self._adds_unseen_words(report, float(merged.get("support", 1.0))):
+                merged["verdict"] = "neutral"
+                merged["reason"] = report.reason
             return merged
         if kinds & _CONTRADICTING_KINDS:
             merged["verdict"] = "contradicted"
         if report.reason:
             merged["reason"] = f"{report.reason} {merged['reason']}".strip()
         return merged
+
+    def _adds_unseen_words(self, report: CueReport, support: float) -> bool:
+        if self.unseen_words_below is None or support >= self.unseen_words_below:
+            return False
+        return any(
+            c.kind == "words_missing" and 0 < len(c.words) <= UNSEEN_WORDS_MAX
+            for c in report.cues
+        )
+
+
+def _narrowed(claim: ClaimToCheck, selected: SelectedEvidence) -> ClaimToCheck:
+    """The claim with its evidence cut to the selected sentences (question kept)."""
+    narrowed = ClaimToCheck(text=claim["text"], evidence=[_as_evidence(claim, selected)])
+    if claim.get("question"):
+        narrowed["question"] = claim["question"]
+    return narrowed
 
 
 def _as_evidence(claim: ClaimToCheck, selected: SelectedEvidence) -> Evidence:

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from grounded_rag.verification.evidence import (
+    STOP_WORDS,
     content_tokens,
     is_japanese,
     normalize,
     overlap,
     split_sentences,
+    stem,
 )
 
 CueKind = Literal[
@@ -23,6 +25,7 @@ CueKind = Literal[
     "quantity_missing",
     "date_missing",
     "entity_missing",
+    "words_missing",
     "altered_copy",
 ]
 
@@ -35,6 +38,7 @@ _MSG = {
         "quantity_missing": "The evidence does not mention {cl}.",
         "date_missing": "The evidence does not mention the date {cl}.",
         "entity_missing": "The evidence does not mention {cl}.",
+        "words_missing": "The evidence does not mention: {cl}.",
         "altered_copy": "The claim follows the evidence \u201c{sentence}\u201d but has "
         "\u201c{cl}\u201d where the evidence says \u201c{ev}\u201d.",
     },
@@ -45,6 +49,7 @@ _MSG = {
         "quantity_missing": "根拠には「{cl}」という記述がありません。",
         "date_missing": "根拠には「{cl}」という日付がありません。",
         "entity_missing": "根拠には「{cl}」が出てきません。",
+        "words_missing": "根拠には次の語が出てきません: {cl}。",
         "altered_copy": "主張は根拠の「{sentence}」とほぼ同じ文ですが、根拠の「{ev}」が「{cl}」に"
         "変わっています。",
     },
@@ -232,6 +237,8 @@ class Cue:
     """The evidence sentence the cue refers to ("" when none)."""
     detail: str
     """Human-readable explanation in the claim's language."""
+    words: tuple[str, ...] = ()
+    """``words_missing``: the claim's words that the evidence lacks."""
 
 
 @dataclass(frozen=True)
@@ -347,17 +354,26 @@ def _same(a: float, b: float) -> bool:
 
 
 def check_claim(
-    claim: str, evidence: str | Sequence[str], *, language: str | None = None
+    claim: str,
+    evidence: str | Sequence[str],
+    *,
+    language: str | None = None,
+    question: str = "",
 ) -> CueReport:
-    """Compare the numbers, dates, names and negation of ``claim`` with ``evidence``.
+    """Compare the numbers, dates, names, words and negation of ``claim`` with ``evidence``.
 
     A *decisive* cue (same kind of quantity or date with a different value, in the evidence
     sentence that best matches the claim's wording; or a negation flip in a sentence that
     otherwise says the same) marks the claim contradicted without a model. Other cues
     (something the evidence lacks) are hints for the model's verdict and its reason.
+
+    ``question`` is the question the claim answers (the claim may be a bare answer such as
+    "physician"): nothing the question itself mentions counts as missing, so the cues judge
+    what the answer adds, not the question's premise.
     """
     texts = [evidence] if isinstance(evidence, str) else list(evidence)
     lang = (language or ("ja" if is_japanese(claim) else "en"))[:2]
+    given = _prepare(question).lower() if question.strip() else ""
     msg = _MSG["ja" if lang == "ja" else "en"]
     sentences = [s.text for t in texts for s in split_sentences(t)]
     if not sentences:
@@ -406,6 +422,8 @@ def check_claim(
             continue
         if q.dim != "number" and _number_in(q.value / _factor_of(q), ev_quantities):
             continue  # same number, different unit wording: leave it to the model
+        if given and q.text.lower() in given:
+            continue
         soft.append(
             Cue(
                 "quantity_missing", False, q.text, "", "", msg["quantity_missing"].format(cl=q.text)
@@ -430,19 +448,41 @@ def check_claim(
                     )
                 )
                 continue
+        if given and d.text.lower() in given:
+            continue
         soft.append(
             Cue("date_missing", False, d.text, "", "", msg["date_missing"].format(cl=d.text))
         )
 
     lowered = all_evidence.lower()
-    for name in _entities(_prepare(claim)):
-        if name.lower() not in lowered:
-            soft.append(
-                Cue("entity_missing", False, name, "", "", msg["entity_missing"].format(cl=name))
+    missing_names = [
+        name
+        for name in _entities(_prepare(claim))
+        if name.lower() not in lowered and name.lower() not in given
+    ]
+    for name in missing_names:
+        soft.append(
+            Cue("entity_missing", False, name, "", "", msg["entity_missing"].format(cl=name))
+        )
+    named = {w.lower() for name in missing_names for w in _LATIN.findall(name)}
+    words = [w for w in missing_words(claim, sentences, question) if w.lower() not in named]
+    if words:
+        listed = "、".join(words) if lang == "ja" else ", ".join(words)
+        soft.append(
+            Cue(
+                "words_missing",
+                False,
+                listed,
+                "",
+                "",
+                msg["words_missing"].format(cl=listed),
+                tuple(words),
             )
+        )
 
     best_i = max(range(len(sentences)), key=lambda i: context[i])
-    if context[best_i] >= 0.5 and _negated(claim) != _negated(sentences[best_i]):
+    polar = not (question.strip() and _fragment(claim, lang)) or _negated(claim)
+    if polar and context[best_i] >= 0.5 and _negated(claim) != _negated(sentences[best_i]):
         cue = Cue(
             "negation_mismatch",
             context[best_i] >= 0.75,
@@ -455,10 +495,79 @@ def check_claim(
     altered = altered_copy(claim, sentences)
     if altered is not None:
         sentence, cl_span, ev_span = altered
-        soft.append(Cue("altered_copy", False, cl_span, ev_span, sentence,
-                        msg["altered_copy"].format(sentence=sentence, cl=cl_span, ev=ev_span)))
+        soft.append(
+            Cue(
+                "altered_copy",
+                False,
+                cl_span,
+                ev_span,
+                sentence,
+                msg["altered_copy"].format(sentence=sentence, cl=cl_span, ev=ev_span),
+            )
+        )
     return CueReport(tuple(decisive + soft))
 
+
+_LATIN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+_PREFIX = 5  # words this long or longer match on their first five letters (found/founder)
+# Words that carry no content of their own beyond the shared stop list (negation has its
+# own cue; "neither ... nor" says nothing the evidence must contain).
+_UNSEEN_SKIP = frozenset(
+    "neither nor never either both also too yet still though although however while since "
+    "because until unless whether other another own same such much many some few well "
+    "indeed actually really instead rather".split()
+)
+
+
+def missing_words(claim: str, evidence: str | Sequence[str], question: str = "") -> list[str]:
+    """Content words of ``claim`` that neither the evidence nor the question contains.
+
+    Latin-script words are compared after lowercasing, on the word, its plural/past stem, or
+    (for words of five letters or more) its first five letters, so "produced" finds
+    "producer". Function words and numbers are skipped (numbers have their own cues).
+    Japanese text is not split into words here: kanji compounds are paraphrased too freely
+    (実施 for 行う) for a missing compound to mean much (JHARS: more false alarms than
+    catches); katakana names have ``entity_missing``. Returns the claim's own spellings, in
+    order, without repeats.
+    """
+    texts = [evidence] if isinstance(evidence, str) else list(evidence)
+    known = normalize(" ".join([*texts, question])).lower()
+    vocab = {w for w in _LATIN.findall(known)}
+    forms = {f for w in vocab for f in _forms(w)}
+    prefixes = {w[:_PREFIX] for w in vocab if len(w) >= _PREFIX}
+    out: list[str] = []
+    body = normalize(claim)
+    for word in _LATIN.findall(body):
+        low = word.lower().strip("'-")
+        if len(low) < 3 or low in STOP_WORDS or low in _UNSEEN_SKIP:
+            continue
+        if _forms(low) & forms:
+            continue
+        if len(low) >= _PREFIX and low[:_PREFIX] in prefixes:
+            continue
+        out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def _fragment(answer: str, language: str) -> bool:
+    """True for a bare answer ("professional tennis player") rather than a sentence.
+
+    A fragment has no polarity of its own, so a negation elsewhere in the evidence sentence
+    says nothing about it.
+    """
+    text = answer.strip()
+    if not text or text[-1] in ".!?。！？":
+        return False
+    return len(text) <= 15 if language == "ja" else len(text.split()) <= 5
+
+
+def _forms(word: str) -> set[str]:
+    """The word, its stem, and the stem without a doubled final consonant (starred -> star)."""
+    base = stem(word)
+    out = {word, base}
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiou":
+        out.add(base[:-1])
+    return out
 
 ALTERED_COPY_SIMILARITY = 0.65
 """Similarity (difflib ratio) from which a claim counts as a rewrite of one evidence sentence."""

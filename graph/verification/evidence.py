@@ -16,13 +16,14 @@ _CLOSERS = "\"')]」』）】"
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Co|No|Fig|approx)\.)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]+")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     "a an the of to in on at for and or but is are was were be been being it its this that "
     "these those with by as from than then so such has have had do does did will would can "
     "could may might shall should there their they them he she his her we our you your i "
     "not no yes up about into over after before also only just very more most any all each "
     "which who whom what when where why how if".split()
 )
+"""English function words that carry no content of their own (lowercase)."""
 _JA_STOP = frozenset(
     ["です", "ます", "した", "して", "する", "ある", "いる", "こと", "もの", "れる"]
 )
@@ -110,8 +111,8 @@ def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
 def content_tokens(text: str) -> set[str]:
     """Lowercased content words (Latin script) plus character bigrams of CJK runs."""
     norm = normalize(text).lower()
-    tokens = {w for w in _LATIN_WORD.findall(norm) if w not in _STOP and len(w) > 1}
-    tokens |= {_stem(w) for w in list(tokens) if not w[0].isdigit()}
+    tokens = {w for w in _LATIN_WORD.findall(norm) if w not in STOP_WORDS and len(w) > 1}
+    tokens |= {stem(w) for w in list(tokens) if not w[0].isdigit()}
     for run in _CJK_RUN.findall(norm):
         if len(run) == 1:
             tokens.add(run)
@@ -205,7 +206,8 @@ def select_evidence(
     )
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A crude English stem: plural and past endings removed (studies -> study)."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from grounded_rag._structured import StructuredOutputFailure, invoke_structured
 from grounded_rag.prompts import judge as prompts
 from grounded_rag.schemas import JudgedClaims
-from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, statement_of
 
 _SUPPORT = {"supported": 0.9, "neutral": 0.2, "contradicted": 0.05}
 """Support scores for a judge that gives labels, not probabilities."""
@@ -30,7 +30,8 @@ class ChatJudgeVerifier:
         for index, claim in enumerate(claims):
             evidence = "\n".join(f"[{e['source_id']}] {e['text']}" for e in claim["evidence"])
             blocks.append(prompts.CLAIM_BLOCK.format(
-                index=index, claim=claim["text"], evidence=evidence[: self.max_evidence_chars]))
+                index=index, claim=statement_of(claim, lang),
+                evidence=evidence[: self.max_evidence_chars]))
         messages = [
             SystemMessage(prompts.SYSTEM[lang]),
             HumanMessage(prompts.USER[lang].format(claims="\n\n".join(blocks))),

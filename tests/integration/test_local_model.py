@@ -104,3 +104,22 @@ def test_local_verifier_on_battery_case(language, evidence, claim, values):
     assert wrong["verdict"] == "contradicted"
     assert all(v in wrong["reason"] for v in values)
     assert right["verdict"] == "supported"
+
+
+def test_readme_answer_check_with_a_question():
+    """The README's "check an answer you already have" example, on the real model."""
+    from grounded_rag.models import resolve_verifier
+
+    verifier = resolve_verifier("local", "")
+    source = {"source_id": "bio#sec0", "doc_id": "bio", "title": "Bannister", "url": "",
+              "text": "Roger Bannister was an English athlete, physician and academic.",
+              "score": 1.0, "relevance": 1.0}
+    question = "What other profession did Bannister have?"
+    right, invented = verifier.verify(
+        [{"text": "physician", "question": question, "evidence": [source]},
+         {"text": "He was a famous lawyer.", "question": question, "evidence": [source]}],
+        language="en",
+    )
+    assert right["verdict"] == "supported", right
+    assert invented["verdict"] != "supported", invented
+    assert invented["support"] < right["support"]

@@ -57,7 +57,8 @@ def test_value_is_compared_within_the_matching_sentence():
 def test_unrelated_sentence_with_same_unit_is_only_a_missing_cue():
     report = check_claim("The flight takes 10 hours.", "The meeting lasted 2 hours.")
     assert not report.contradicted
-    assert [c.kind for c in report.cues] == ["quantity_missing"]
+    assert [c.kind for c in report.cues] == ["quantity_missing", "words_missing"]
+    assert report.cues[1].claim_text == "flight, takes"
 
 
 def test_negation_flip_is_contradicted():
@@ -143,3 +144,120 @@ def test_cascade_calls_an_unsupported_altered_copy_contradicted():
     # The cue never overrides the model's "supported" (paraphrases are near copies too).
     supported = CascadeVerifier(ScriptedVerifier())
     assert [v["verdict"] for v in supported.verify(claims, language="ja")] == ["supported"] * 2
+
+
+def test_missing_words_reports_content_the_evidence_lacks():
+    from grounded_rag.verification.cues import missing_words
+
+    evidence_text = "James Mulgrew, known as Jimmy Cricket, starred in a comedy sketch show."
+    assert missing_words("He starred in a popular variety show.", evidence_text) == [
+        "popular", "variety"]
+    # Inflections and shared five-letter prefixes count as present; function words never
+    # count as content.
+    assert missing_words("Mulgrew stars in sketches and comedies.", evidence_text) == []
+    assert missing_words("Neither of them was known.", evidence_text) == []
+    # Words the question already holds are given, not added by the answer.
+    assert missing_words("the popular show", evidence_text, "Which popular show?") == []
+
+
+def test_missing_words_leaves_japanese_compounds_to_the_model():
+    from grounded_rag.verification.cues import missing_words
+
+    source = "都庁の所在地は新宿区西新宿です。"
+    assert missing_words("東京都庁はShinjukuにある。", source) == ["Shinjuku"]
+
+
+def test_check_claim_with_a_question_judges_only_what_the_answer_adds():
+    knowledge = "Close At Hand is an EP by James McCartney. He was born on 12 September 1977."
+    question = "James McCartney, who released an EP in 2010, was born on which date?"
+    alone = check_claim("12 September 1977", knowledge, language="en", question=question)
+    assert not alone.cues  # "2010" is the question's, not the answer's
+    added = check_claim("He was born in a small Scottish village.", knowledge, language="en",
+                        question=question)
+    kinds = {c.kind for c in added.cues}
+    assert "words_missing" in kinds and "entity_missing" in kinds
+    assert "village" in added.reason and "Scottish" in added.reason
+    assert "2010" not in added.reason
+
+
+class _FixedSupport:
+    """A model stage that calls every claim supported with one fixed score."""
+
+    def __init__(self, support: float) -> None:
+        self.support = support
+        self.seen: list[str] = []
+
+    def verify(self, claims, *, language):
+        from grounded_rag.verification.base import statement_of
+
+        self.seen += [statement_of(c, language) for c in claims]
+        return [{"verdict": "supported", "reason": "", "evidence_quote": "",
+                 "support": self.support} for _ in claims]
+
+
+def test_cascade_overrules_a_weak_supported_score_when_the_claim_adds_unseen_words():
+    from grounded_rag.verification.base import ClaimToCheck
+    from grounded_rag.verification.cascade import CascadeVerifier
+    from tests.fakes import evidence
+
+    source = [evidence("bio#sec0", "Jimmy Cricket starred in a comedy sketch show on ITV.")]
+    adds = ClaimToCheck(text="Jimmy Cricket starred in a popular variety show.", evidence=source)
+    copies = ClaimToCheck(text="Jimmy Cricket starred in a sketch show.", evidence=source)
+    weak = CascadeVerifier(_FixedSupport(0.6), unseen_words_below=0.8)
+    added, copied = weak.verify([adds, copies], language="en")
+    assert added["verdict"] == "neutral"
+    assert "popular" in added["reason"] and "variety" in added["reason"]
+    assert copied["verdict"] == "supported"
+    # A confident score stands (paraphrase uses new words too), and None turns it off.
+    assert CascadeVerifier(_FixedSupport(0.9), unseen_words_below=0.8).verify(
+        [adds], language="en")[0]["verdict"] == "supported"
+    assert CascadeVerifier(_FixedSupport(0.6), unseen_words_below=None).verify(
+        [adds], language="en")[0]["verdict"] == "supported"
+    # with_inner keeps the setting.
+    assert weak.with_inner(_FixedSupport(0.6)).unseen_words_below == 0.8
+
+
+def test_an_answer_is_judged_with_its_question():
+    from grounded_rag.verification.base import ClaimToCheck, statement_of
+    from grounded_rag.verification.cascade import CascadeVerifier
+    from tests.fakes import evidence
+
+    source = [evidence("k#sec0", "Roger Bannister was an athlete, physician and academic.")]
+    claim = ClaimToCheck(text="physician", evidence=source,
+                         question="What other profession did Bannister have?")
+    assert statement_of(claim, "en") == (
+        'The answer to the question "What other profession did Bannister have?" is: physician')
+    assert statement_of(ClaimToCheck(text="医師", evidence=source, question="職業は?"), "ja") == (
+        "質問「職業は?」の答えは「医師」である。")
+    stage = _FixedSupport(0.6)
+    verdict = CascadeVerifier(stage, unseen_words_below=0.8).verify([claim], language="en")[0]
+    assert stage.seen == [statement_of(claim, "en")]  # the model stage reads both
+    assert verdict["verdict"] == "supported"  # "profession" is the question's word
+
+
+def test_a_claim_with_many_unseen_words_is_a_paraphrase_and_keeps_its_score():
+    from grounded_rag.verification.base import ClaimToCheck
+    from grounded_rag.verification.cascade import CascadeVerifier
+    from tests.fakes import evidence
+
+    source = [evidence("bio#sec0", "Jimmy Cricket starred in a comedy sketch show on ITV.")]
+    reworded = ClaimToCheck(text="Jimmy Cricket was the lead performer of a televised comedy.",
+                            evidence=source)
+    verdict = CascadeVerifier(_FixedSupport(0.6), unseen_words_below=0.8).verify(
+        [reworded], language="en")[0]
+    assert verdict["verdict"] == "supported"
+
+
+def test_a_bare_answer_has_no_polarity_to_flip():
+    evidence_text = "Juan Carlos Ferrero is a retired professional tennis player who is not active."
+    question = "Juan Carlos Ferrero and Stan Wawrinka are both what?"
+    bare = check_claim("professional tennis player", evidence_text, language="en",
+                       question=question)
+    assert not bare.contradicted and "negation_mismatch" not in {c.kind for c in bare.cues}
+    # A sentence, or an answer that negates something itself, is still checked.
+    sentence = check_claim("Ferrero is a professional tennis player who is active.",
+                           evidence_text, language="en", question=question)
+    assert sentence.contradicted
+    negated = check_claim("not a tennis player", "Ferrero is a professional tennis player.",
+                          language="en", question=question)
+    assert "negation_mismatch" in {c.kind for c in negated.cues}

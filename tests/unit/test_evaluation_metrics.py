@@ -144,7 +144,7 @@ def test_reader_details(tmp_path: Path) -> None:
     assert eqa.items[0].sources[0]["text"] == "Water boils when heated."
     assert eqa.items[0].sources[0]["url"] == "https://x.example"
     qa = load_dataset(write_jsonl(tmp_path / "q" / "q.jsonl", [FORMAT_ROWS["halueval_qa"]]))
-    assert "Q?" in qa.items[0].claims[0] and "A" in qa.items[0].claims[0]
+    assert qa.items[0].claims == ["A"] and qa.items[0].claim_question == "Q?"
 
 
 def test_scifact_and_squad_need_their_corpus(tmp_path: Path) -> None:

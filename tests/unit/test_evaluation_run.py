@@ -234,6 +234,14 @@ def test_answer_task_on_a_squad_style_set(tmp_path: Path) -> None:
     assert set(m["latency_ms"]) >= {"retrieve", "generate", "verify_claims", "total"}
     assert m["cost"]["verifier_calls_per_verified_attempt"] == pytest.approx(1.0)
     assert m["cost"]["verifier_calls_per_answer"] == 1.5  # q1 verified twice
+    # Every verified attempt is logged with its claims' verdicts and support scores.
+    [cache] = (tmp_path / "out" / "cache").glob("*.jsonl")
+    rows = [json.loads(line)["result"] for line in cache.read_text("utf-8").splitlines()]
+    for row in rows:
+        assert len(row["checks"]) == row["verifier_calls"]
+        assert all(c["verdict"] == "supported" and c["support"] == 0.95
+                   for attempt in row["checks"] for c in attempt)
+    assert sorted(len(r["checks"]) for r in rows) == [1, 2]
     assert Path(report["files"]["chart"]).exists()
 
 
