@@ -482,7 +482,8 @@ def check_claim(
 
     best_i = max(range(len(sentences)), key=lambda i: context[i])
     polar = not (question.strip() and _fragment(claim, lang)) or _negated(claim)
-    if polar and context[best_i] >= 0.5 and _negated(claim) != _negated(sentences[best_i]):
+    ev_polarity = _negated(_polarity_scope(claim, sentences[best_i], lang))
+    if polar and context[best_i] >= 0.5 and _negated(claim) != ev_polarity:
         cue = Cue(
             "negation_mismatch",
             context[best_i] >= 0.75,
@@ -547,6 +548,27 @@ def missing_words(claim: str, evidence: str | Sequence[str], question: str = "")
             continue
         out.append(word)
     return list(dict.fromkeys(out))
+
+
+def _polarity_scope(claim: str, sentence: str, language: str) -> str:
+    """The part of ``sentence`` whose negation bears on ``claim``.
+
+    When the claim is copied verbatim from the sentence (claims split from a long sentence
+    are clause fragments: 「精神は仮想現実の中にとどまり」 out of 「ライズが出来ず、精神は…」),
+    only the copied span counts, widened by the negation that may follow it in Japanese
+    (出来|ず) or precede it in English (not| available): a negation in another clause of the
+    sentence says nothing about this one. Otherwise the whole sentence counts.
+    """
+    body = claim.strip().rstrip("。.!?！？")
+    at = sentence.find(body) if body else -1
+    if at < 0:
+        return sentence
+    end = at + len(body)
+    if language == "ja":
+        return sentence[at : end + 4]
+    before = sentence[:at].split()[-1:]
+    after = sentence[end:].split()[:1]
+    return " ".join([*before, body, *after])
 
 
 def _fragment(answer: str, language: str) -> bool:

@@ -261,3 +261,22 @@ def test_a_bare_answer_has_no_polarity_to_flip():
     negated = check_claim("not a tennis player", "Ferrero is a professional tennis player.",
                           language="en", question=question)
     assert "negation_mismatch" in {c.kind for c in negated.cues}
+
+
+def test_negation_in_another_clause_does_not_flip_a_copied_fragment():
+    sentence = ("このウイルスに感染すると、ライズが出来ず、精神はモンスターとして仮想現実の中に"
+                "とどまり、いずれは死に至る。")
+    for fragment in ("精神はモンスターとして仮想現実の中にとどまり", "いずれは死に至る",
+                     "ライズが出来ず"):
+        assert not check_claim(fragment, sentence, language="ja").cues, fragment
+    # A fragment cut just before the negation still differs from the source.
+    assert "negation_mismatch" in {c.kind for c in check_claim(
+        "ライズが出来", sentence, language="ja").cues}
+    assert "negation_mismatch" in {c.kind for c in check_claim(
+        "感染するとライズが出来る", "感染すると、ライズが出来ない。", language="ja").cues}
+    english = "Refunds are not available after 30 days, and exchanges are free."
+    assert not check_claim("exchanges are free", english, language="en").cues
+    assert "negation_mismatch" in {c.kind for c in check_claim(
+        "available after 30 days", english, language="en").cues}
+    assert check_claim("Refunds are available after 30 days", english,
+                       language="en").contradicted
