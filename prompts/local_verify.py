@@ -77,6 +77,11 @@ ANSWERABLE_USER_JA = (
 """User message of the answerability probe (Japanese)."""
 
 
+def qa_claim_for_language(language: str) -> str:
+    """Return the template that reads a question and its answer as one claim."""
+    return QA_CLAIM_JA if language.lower().startswith("ja") else QA_CLAIM_EN
+
+
 def answerable_for_language(language: str) -> tuple[str, str]:
     """Return (system, user) templates of the answerability probe for ``language``."""
     if language.lower().startswith("ja"):

@@ -107,10 +107,8 @@ def label3_of(verdicts: Sequence[str]) -> str:
 def verify_item(item: EvalItem, verifier: InstrumentedVerifier) -> dict[str, Any]:
     """Judge every claim of one item in a single verifier call; a JSON-ready result."""
     evidence = [as_evidence(s) for s in item.sources]
-    to_check = [ClaimToCheck(text=c, evidence=evidence) for c in item.claims]
-    if item.claim_question:
-        for claim in to_check:
-            claim["question"] = item.claim_question
+    asked = {"question": item.claim_question} if item.claim_question else {}
+    to_check = [ClaimToCheck(text=c, evidence=evidence, **asked) for c in item.claims]
     before = verifier.counts()
     start = time.perf_counter()
     verdicts = verifier.verify(to_check, language=item.language) if to_check else []

@@ -6,6 +6,7 @@ from typing import NotRequired, Protocol, runtime_checkable
 
 from typing_extensions import TypedDict
 
+from grounded_rag.prompts.local_verify import qa_claim_for_language
 from grounded_rag.types import Evidence, VerdictLabel
 
 
@@ -44,14 +45,9 @@ def statement_of(claim: ClaimToCheck, language: str) -> str:
     question = (claim.get("question") or "").strip()
     if not question:
         return claim["text"]
-    from grounded_rag.prompts import local_verify
-
-    template = (
-        local_verify.QA_CLAIM_JA
-        if (language or "").lower().startswith("ja")
-        else local_verify.QA_CLAIM_EN
+    return qa_claim_for_language(language or "").format(
+        question=question, answer=claim["text"].strip()
     )
-    return template.format(question=question, answer=claim["text"].strip())
 
 
 @runtime_checkable
