@@ -9,7 +9,8 @@ from grounded_rag.verification.evidence import split_sentences as split_with_off
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
-_CITATION_MARK = re.compile(r"\s*\[\d+(?:[,\s]*\d+)*\]")
+# "[2]", "[1, 3]" and the generator's source handles "[S2]", "【S1, S3】".
+_CITATION_MARK = re.compile(r"\s*[\[【][Ss]?\d+(?:[,、\s]*[Ss]?\d+)*[\]】]")
 
 
 def detect_language(text: str) -> Literal["ja", "en"]:
@@ -34,5 +35,5 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
 
 
 def strip_markers(text: str) -> str:
-    """Remove ``[n]`` citation markers from text."""
+    """Remove ``[n]`` citation markers and ``[Sn]`` source handles from text."""
     return _CITATION_MARK.sub("", text).strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -168,8 +169,11 @@ _KANJI_NUM = re.compile(
 _NEG_EN = re.compile(
     r"\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE
 )
+# まず (first), 必ず (always), 絶えず (constantly), とりあえず (for now) end in ず but are
+# not negations.
 _NEG_JA = re.compile(
-    r"(?<![少危切幼])ない|ません|なかった|ず(?=[、。にもとして]|$)|無い|無し|なし(?![で])|不可"
+    r"(?<![少危切幼])ない|ません|なかった|(?<![ま必])(?<!あえ)(?<!絶え)ず(?=[、。にもとして]|$)"
+    r"|無い|無し|なし(?![で])|不可"
 )
 _ENTITY_EN = re.compile(r"\b(?:[A-Z][a-zA-Z0-9]*(?:[-'][A-Za-z0-9]+)*|[A-Za-z]+\d+[A-Za-z0-9]*)\b")
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
@@ -395,15 +399,20 @@ def check_claim(
 
     decisive: list[Cue] = []
     soft: list[Cue] = []
+    dims = Counter(q.dim for q in cl_quantities)
     for q in cl_quantities:
         equal = [e for e in ev_quantities if e.dim == q.dim and _same(e.value, q.value)]
         same_dim = [e for e in ev_quantities if e.dim == q.dim and q.dim != "number"]
-        best_equal = max((context[e.sentence] for e in equal), default=-1.0)
+        # A claim that lists several values of one kind ("全長3,400 mm以下、全幅1,480 mm以下")
+        # matches each against its own sentence: each value is judged by the words of its
+        # own clause, not by the sentence that best matches the whole claim.
+        ctx = _clause_context(cl_rest, q.text, sentences) if dims[q.dim] > 1 else context
+        best_equal = max((ctx[e.sentence] for e in equal), default=-1.0)
         if same_dim:
-            best = max(same_dim, key=lambda e: context[e.sentence])
+            best = max(same_dim, key=lambda e: ctx[e.sentence])
             # The value may appear elsewhere in the evidence about something else: only a
             # clearly better-matching sentence with another value contradicts the claim.
-            if context[best.sentence] > 0 and best_equal < 0.7 * context[best.sentence]:
+            if ctx[best.sentence] > 0 and best_equal < 0.7 * ctx[best.sentence]:
                 rivals = sorted({e.text for e in same_dim if e.sentence == best.sentence})
                 decisive.append(
                     Cue(
@@ -562,13 +571,43 @@ def _polarity_scope(claim: str, sentence: str, language: str) -> str:
     body = claim.strip().rstrip("。.!?！？")
     at = sentence.find(body) if body else -1
     if at < 0:
-        return sentence
+        return _related_clauses(claim, sentence) if language == "ja" else sentence
     end = at + len(body)
     if language == "ja":
         return sentence[at : end + 4]
     before = sentence[:at].split()[-1:]
     after = sentence[end:].split()[:1]
     return " ".join([*before, body, *after])
+
+
+_JA_CLAUSE_END = re.compile(r"(?<=[、，])")
+# Clause breaks for a listed value: 、 ， ; , (not a thousands separator), and the topic
+# particle は after a noun, which sets the subject apart from what is said of it.
+_CLAUSE_SPLIT = re.compile(r"[、，;；]|,(?!\d)|(?<=[\u3400-\u9fff\u30a0-\u30ff])は")
+
+
+def _clause_context(claim: str, value: str, sentences: list[str]) -> list[float]:
+    """Context of each sentence as seen from the claim clause that holds ``value``."""
+    clause = next((c for c in _CLAUSE_SPLIT.split(claim) if value in c), claim)
+    tokens = content_tokens(_strip_numbers(clause)) or content_tokens(_strip_numbers(claim))
+    return [overlap(tokens, _strip_numbers(s)) for s in sentences]
+
+
+def _related_clauses(claim: str, sentence: str) -> str:
+    """The clauses of a Japanese ``sentence`` that a paraphrasing ``claim`` draws on.
+
+    Long Japanese sentences chain clauses with 、 (「自然界には存在せず、水蒸気を吸収する
+    吸湿性がある」); a claim that restates one clause keeps that clause's polarity, not the
+    sentence's. A clause counts when at least half of its content tokens are in the claim;
+    when none does, the whole sentence counts.
+    """
+    clauses = [c for c in _JA_CLAUSE_END.split(sentence) if c.strip()]
+    if len(clauses) < 2:
+        return sentence
+    claim_tokens = content_tokens(claim)
+    related = [c for c in clauses if (tokens := content_tokens(c))
+               and len(tokens & claim_tokens) / len(tokens) >= 0.5]
+    return "".join(related) if related else sentence
 
 
 def _fragment(answer: str, language: str) -> bool:

@@ -280,3 +280,43 @@ def test_negation_in_another_clause_does_not_flip_a_copied_fragment():
         "available after 30 days", english, language="en").cues}
     assert check_claim("Refunds are available after 30 days", english,
                        language="en").contradicted
+
+
+@pytest.mark.parametrize("adverb", ["まず", "必ず", "絶えず", "とりあえず"])
+def test_adverbs_ending_in_zu_are_not_negations(adverb):
+    evidence = "申請書を提出し、上長の承認を受ける。"
+    claim = f"{adverb}、申請書を提出し、上長の承認を受けます。"
+    report = check_claim(claim, evidence, language="ja")
+    assert "negation_mismatch" not in {c.kind for c in report.cues}
+    # A real negation in the same place still flips the claim.
+    negated = check_claim("申請書を提出せず、上長の承認を受けます。", evidence, language="ja")
+    assert "negation_mismatch" in {c.kind for c in negated.cues}
+
+
+def test_a_paraphrase_of_one_clause_keeps_that_clauses_polarity():
+    sentence = ("純粋な硫酸は、水蒸気との親和性が高いため自然界には存在せず、"
+                "空気中の水蒸気を容易に吸収する吸湿性がある。")
+    paraphrase = "硫酸は空気中の水蒸気を容易に吸収する吸湿性を持っている。"
+    assert "negation_mismatch" not in {
+        c.kind for c in check_claim(paraphrase, sentence, language="ja").cues}
+    # Restating the negated clause without its negation is still caught.
+    flipped = check_claim("硫酸は水蒸気との親和性が高いため自然界に存在する。", sentence,
+                          language="ja")
+    assert "negation_mismatch" in {c.kind for c in flipped.cues}
+
+
+def test_each_listed_value_is_matched_against_its_own_line():
+    evidence = ("軽自動車の規格は次のとおり。\n全長 3,400 mm 以下\n全幅 1,480 mm 以下\n"
+                "全高 2,000 mm 以下\n軽自動車の規格で定められた全幅1,480 mmを超える輸入車は、"
+                "小型車として登録される。")
+    listed = "軽自動車は全長3,400 mm以下、全幅1,480 mm以下、全高2,000 mm以下と定められています。"
+    assert not check_claim(listed, evidence, language="ja").contradicted
+    wrong = "軽自動車は全長3,600 mm以下、全幅1,480 mm以下、全高2,000 mm以下と定められています。"
+    report = check_claim(wrong, evidence, language="ja")
+    assert report.contradicted and "3,600 mm" in report.reason
+    # In English too, and a value that belongs to another statement is still caught.
+    survey = ("Nearly half of women (47 per cent) said they had suffered from a mental illness, "
+              "compared to 33 per cent of men. Overall, 47 per cent of women and 40 per cent of "
+              "men regret their career.")
+    swapped = "Nearly half of women (47%) suffered from a mental illness compared to 40% of men."
+    assert check_claim(swapped, survey, language="en").contradicted

@@ -409,6 +409,17 @@ def test_generator_sees_short_handles_and_citations_map_back_to_real_ids():
     assert [s["id"] for s in out["sources"]] == ["spec#sec2", "policy#sec3"]
 
 
+def test_handles_written_into_the_statement_text_are_removed():
+    inline = answer(("[S1] The X100 battery lasts up to 10 hours 【S1, S2】.", "S1",
+                     "battery lasts up to 10 hours"))
+    graph, _, _, verifier = make({"CitedAnswer": [inline]})
+    out = graph.invoke({"question": "Battery?"})
+    assert out["status"] == "answered"
+    assert out["claims"][0]["text"] == "The X100 battery lasts up to 10 hours."
+    assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
+    assert "S1" not in verifier.calls[0][0]
+
+
 def test_unknown_handle_is_a_phantom_source():
     phantom = answer(("The X100 battery lasts up to 10 hours.", "S7",
                       "battery lasts up to 10 hours"))
