@@ -367,7 +367,8 @@ def check_claim(
     """Compare the numbers, dates, names, words and negation of ``claim`` with ``evidence``.
 
     A *decisive* cue (same kind of quantity or date with a different value, in the evidence
-    sentence that best matches the claim's wording; or a negation flip in a sentence that
+    sentence that best matches the claim's wording, or for a claim that lists several values
+    of one kind, the wording of the value's own clause; or a negation flip in a sentence that
     otherwise says the same) marks the claim contradicted without a model. Other cues
     (something the evidence lacks) are hints for the model's verdict and its reason.
 
