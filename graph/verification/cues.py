@@ -386,7 +386,8 @@ def check_claim(
     # Context = shared wording once numbers, units and dates are removed, so that "2 hours"
     # and "10 hours" in unrelated sentences do not look like the same statement.
     claim_tokens = content_tokens(_strip_numbers(claim))
-    context = [overlap(claim_tokens, _strip_numbers(s)) for s in sentences]
+    sentence_tokens = [content_tokens(_strip_numbers(s)) for s in sentences]
+    context = [overlap(claim_tokens, tokens) for tokens in sentence_tokens]
 
     ev_dates: list[DateValue] = []
     ev_quantities: list[Quantity] = []
@@ -407,7 +408,7 @@ def check_claim(
         # A claim that lists several values of one kind ("全長3,400 mm以下、全幅1,480 mm以下")
         # matches each against its own sentence: each value is judged by the words of its
         # own clause, not by the sentence that best matches the whole claim.
-        ctx = _clause_context(cl_rest, q.text, sentences) if dims[q.dim] > 1 else context
+        ctx = _clause_context(cl_rest, q.text, sentence_tokens) if dims[q.dim] > 1 else context
         best_equal = max((ctx[e.sentence] for e in equal), default=-1.0)
         if same_dim:
             best = max(same_dim, key=lambda e: ctx[e.sentence])
@@ -587,11 +588,14 @@ _JA_CLAUSE_END = re.compile(r"(?<=[、，])")
 _CLAUSE_SPLIT = re.compile(r"[、，;；]|,(?!\d)|(?<=[\u3400-\u9fff\u30a0-\u30ff])は")
 
 
-def _clause_context(claim: str, value: str, sentences: list[str]) -> list[float]:
-    """Context of each sentence as seen from the claim clause that holds ``value``."""
+def _clause_context(claim: str, value: str, sentence_tokens: list[set[str]]) -> list[float]:
+    """Context of each sentence as seen from the claim clause that holds ``value``.
+
+    ``sentence_tokens`` are the sentences' content tokens with numbers removed.
+    """
     clause = next((c for c in _CLAUSE_SPLIT.split(claim) if value in c), claim)
     tokens = content_tokens(_strip_numbers(clause)) or content_tokens(_strip_numbers(claim))
-    return [overlap(tokens, _strip_numbers(s)) for s in sentences]
+    return [overlap(tokens, sentence) for sentence in sentence_tokens]
 
 
 def _related_clauses(claim: str, sentence: str) -> str:

@@ -123,11 +123,15 @@ def content_tokens(text: str) -> set[str]:
     return tokens
 
 
-def overlap(claim_tokens: set[str], sentence: str) -> float:
-    """Share of the claim's content tokens found in ``sentence`` (0 when the claim has none)."""
+def overlap(claim_tokens: set[str], sentence: str | set[str]) -> float:
+    """Share of the claim's content tokens found in ``sentence`` (0 when the claim has none).
+
+    ``sentence`` may be given as its ``content_tokens`` already, when it is compared often.
+    """
     if not claim_tokens:
         return 0.0
-    return len(claim_tokens & content_tokens(sentence)) / len(claim_tokens)
+    tokens = content_tokens(sentence) if isinstance(sentence, str) else sentence
+    return len(claim_tokens & tokens) / len(claim_tokens)
 
 
 def is_japanese(text: str) -> bool:
