@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
+
+from grounded_rag._console import EXIT_USAGE, CommandError, clean, print_json
+from grounded_rag.questions import MAX_QUESTION_CHARS, check_question
 
 DEMO_QUESTIONS = (
     "本契約の有効期間はいつからいつまでですか？",
@@ -19,26 +21,36 @@ DEMO_QUESTIONS = (
 )
 """Demo questions: Japanese and English, one that tempts a wrong number, one unanswerable."""
 
+DEMO_STORE = ".grounded-rag-demo"
+"""Store the demo ingests the sample corpus into (relative to the working directory)."""
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``ask`` and ``demo`` subcommands."""
-    ask = sub.add_parser("ask", help="answer a question from the store with verified citations")
+    ask = sub.add_parser(
+        "ask", help="answer a question from the store with verified citations",
+        description="Answer one question from the store: the answer with [n] markers, each "
+        "claim's verdict and the references, or an abstention and why. Questions longer than "
+        f"{MAX_QUESTION_CHARS:,} characters are refused.",
+    )
     ask.add_argument("question")
     _common(ask)
     ask.set_defaults(func=ask_command)
 
     demo = sub.add_parser(
-        "demo", help="ingest the bundled sample corpus and answer sample questions offline"
+        "demo", help="ingest the bundled sample corpus and answer sample questions offline",
+        description=f"Ingest the bundled sample corpus into {DEMO_STORE}/ (or --store) and "
+        "answer the sample questions with live progress.",
     )
-    _common(demo)
+    _common(demo, store_default=DEMO_STORE)
     demo.add_argument("--question", action="append", dest="questions",
                       help="ask this instead of the sample questions (repeatable)")
     demo.set_defaults(func=demo_command)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", help="store directory (default $GROUNDED_RAG_STORE or "
-                        "./.grounded-rag)")
+def _common(parser: argparse.ArgumentParser, store_default: str | None = None) -> None:
+    default = store_default or "$GROUNDED_RAG_STORE or ./.grounded-rag"
+    parser.add_argument("--store", metavar="DIR", help=f"store directory (default {default})")
     parser.add_argument("--json", action="store_true", help="print the output contract as JSON")
     parser.add_argument("--model", help="generator model spec (default: local, or a provider "
                         "when its key is set)")
@@ -49,6 +61,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The graph settings the options ask for, validated (a bad value is a usage error)."""
     settings: dict[str, Any] = {}
     if args.store:
         settings["store_dir"] = args.store
@@ -60,12 +73,21 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["max_retries"] = args.max_retries
     if args.top_k is not None:
         settings["top_k"] = args.top_k
-    return settings
+    from grounded_rag.context import validate_settings
+
+    try:
+        return validate_settings(settings)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_setting") from None
 
 
-def run_question(question: str, settings: dict[str, Any], *, progress: TextIO | None) -> dict:
-    """Run the default graph on one question, streaming progress lines to ``progress``."""
-    from grounded_rag import graph
+def run_question(question: str, settings: dict[str, Any], *, progress: TextIO | None,
+                 graph: Any = None) -> dict[str, Any]:
+    """Run a graph (default: the package's) on one question, streaming progress lines."""
+    from grounded_rag.state import OutputState
+
+    if graph is None:
+        from grounded_rag import graph
 
     config = {"configurable": settings}
     result: dict[str, Any] = {}
@@ -74,34 +96,40 @@ def run_question(question: str, settings: dict[str, Any], *, progress: TextIO | 
                                     stream_mode=["custom", "values"]):
         if mode == "custom" and progress is not None:
             elapsed = time.perf_counter() - start
-            print(f"  [{elapsed:6.1f}s] {chunk['message']}", file=progress, flush=True)
+            print(f"  [{elapsed:6.1f}s] {clean(chunk.get('message', ''))}", file=progress,
+                  flush=True)
         elif mode == "values":
             result = chunk
-    keys = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
-            "confidence", "grounding_score", "findings", "flags", "timings_ms", "language")
-    return {k: result[k] for k in keys if k in result}
+    return {k: result[k] for k in OutputState.__annotations__ if k in result}
 
 
 def render(result: dict[str, Any], out: TextIO) -> None:
-    """Print a result for a person: answer, claims with verdicts, revisions, sources."""
-    print(f"Q: {result.get('question', '')}", file=out)
+    """Print a result for a person: answer, claims with verdicts, revisions, sources.
+
+    Everything that comes from the question or the documents is printed with its control
+    characters escaped, so neither can drive the terminal.
+    """
+    print(f"Q: {clean(result.get('question', ''))}", file=out)
     status = result.get("status")
-    print(f"A: {result.get('answer', '')}", file=out)
+    print(f"A: {clean(result.get('answer', ''))}", file=out)
     if status == "answered":
         for i, claim in enumerate(result.get("claims", []), 1):
             badge = {"verified": "verified", "revised": "revised"}.get(claim.get("status", ""), "")
-            print(f"   claim {i}: {claim['verdict']:<12} ({badge}) {claim['text']}", file=out)
+            print(f"   claim {i}: {claim['verdict']:<12} ({badge}) {clean(claim['text'])}",
+                  file=out)
         for claim in result.get("removed_claims", []):
-            print(f"   removed: {claim.get('verdict', '?'):<12} {claim['text']} "
-                  f"- {claim.get('reason', '')}", file=out)
+            print(f"   removed: {claim.get('verdict', '?'):<12} {clean(claim['text'])} "
+                  f"- {clean(claim.get('reason', ''))}", file=out)
         for n, src in enumerate(result.get("sources", []), 1):
-            print(f"   [{n}] {src['id']}  {src['title']}  {src['url']}", file=out)
+            print(f"   [{n}] {clean(src['id'])}  {clean(src['title'])}  {clean(src['url'])}",
+                  file=out)
     else:
         print("   abstained because:", file=out)
         for f in result.get("findings", [])[:6]:
-            print(f"   - {f['type']} ({f['severity']}): {f['detail'][:160]}", file=out)
+            print(f"   - {f['type']} ({f['severity']}): {clean(f['detail'][:160])}", file=out)
         for claim in result.get("removed_claims", [])[:4]:
-            print(f"   - rejected claim: {claim['text']} ({claim.get('verdict', '?')})", file=out)
+            print(f"   - rejected claim: {clean(claim['text'])} ({claim.get('verdict', '?')})",
+                  file=out)
     timings = result.get("timings_ms", {})
     total = sum(timings.values()) / 1000
     stages = ", ".join(f"{k} {v / 1000:.1f}s" for k, v in timings.items())
@@ -111,20 +139,11 @@ def render(result: dict[str, Any], out: TextIO) -> None:
 
 def ask_command(args: argparse.Namespace) -> int:
     """Answer one question."""
-    from grounded_rag.retrieval import RetrievalError
-
-    if not args.question.strip():
-        print("error: the question is empty", file=sys.stderr)
-        return 2
-    try:
-        result = run_question(args.question, _settings(args),
-                              progress=None if args.quiet or args.json else sys.stderr)
-    except (RetrievalError, ImportError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    question = check_question(args.question)  # before anything heavy is imported
+    result = run_question(question, _settings(args),
+                          progress=None if args.quiet or args.json else sys.stderr)
     if args.json:
-        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
-        print()
+        print_json(result)
     else:
         render(result, sys.stdout)
     return 0
@@ -137,22 +156,26 @@ def sample_corpus_dir() -> Path:
 
 def demo_command(args: argparse.Namespace) -> int:
     """Ingest the sample corpus and answer the sample questions, live."""
-    from grounded_rag.retrieval import ingest_paths
-
-    store = args.store or str(Path(".grounded-rag-demo").resolve())
-    print(f"Ingesting the sample corpus into {store} ...", file=sys.stderr)
-    report = ingest_paths([sample_corpus_dir()], store, progress=not args.quiet)
-    print(f"  {report}", file=sys.stderr)
+    questions = [check_question(q) for q in args.questions or DEMO_QUESTIONS]
+    store = args.store or DEMO_STORE
     settings = {**_settings(args), "store_dir": store}
+
+    from grounded_rag.retrieval import ingest_paths
+    from grounded_rag.retrieval.cli import ingest_summary
+
+    print(f"Ingesting the sample corpus into {clean(store)} ...", file=sys.stderr)
+    report = ingest_paths([sample_corpus_dir()], store, progress=not args.quiet)
+    for line in report.errors:
+        print(f"  error: {clean(line)}", file=sys.stderr)
+    print(f"  {ingest_summary(report)}", file=sys.stderr)
     results = []
-    for question in args.questions or DEMO_QUESTIONS:
-        print(f"\n>>> {question}", file=sys.stderr)
+    for question in questions:
+        print(f"\n>>> {clean(question)}", file=sys.stderr)
         result = run_question(question, settings, progress=None if args.quiet else sys.stderr)
         results.append(result)
         if not args.json:
             render(result, sys.stdout)
             sys.stdout.flush()
     if args.json:
-        json.dump(results, sys.stdout, ensure_ascii=False, indent=2)
-        print()
+        print_json(results)
     return 0

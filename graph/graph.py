@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -99,10 +102,24 @@ def build_graph(
                            name=name)
 
 
+_default_lock = threading.Lock()
 
 
-builder = build_builder()
+def __getattr__(name: str) -> Any:
+    # The default workflow is built on first access, not at import, so that importing the
+    # package (and every ``grounded-rag`` command that does not run the graph) stays fast.
+    if name not in ("builder", "graph"):
+        raise AttributeError(f"module 'grounded_rag.graph' has no attribute {name!r}")
+    with _default_lock:
+        if "builder" not in globals():
+            default_builder = build_builder()
+            globals()["graph"] = default_builder.compile(name=GRAPH_NAME)
+            globals()["builder"] = default_builder
+    return globals()[name]
+
+
+builder: StateGraph[State, Context, InputState, OutputState]
 """Uncompiled default workflow, for servers that bring their own checkpointer."""
 
-graph = builder.compile(name=GRAPH_NAME)
+graph: CompiledStateGraph[State, Context, InputState, OutputState]
 """The compiled default workflow: store and models come from each run's settings."""

@@ -29,7 +29,9 @@ from grounded_rag.models import (
 from grounded_rag.prompts import extract as extract_prompts
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.prompts import generate as generate_prompts
+from grounded_rag.questions import check_length
 from grounded_rag.retrieval.base import Retriever
+from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
@@ -204,6 +206,7 @@ class Nodes:
         settings = self.settings(runtime, config)
         timings: dict[str, float] = {}
         question = (state.get("question") or "").strip()
+        check_length(question)  # the one limit every surface shares; an empty one abstains
         language = settings.language if settings.language != "auto" else detect_language(question)
         _progress("retrieving", language)
         findings: list[Finding] = []
@@ -489,7 +492,7 @@ class Nodes:
                 if c["source_id"] not in number:
                     e = by_id[c["source_id"]]
                     sources.append({"id": e["source_id"], "title": e.get("title", ""),
-                                    "url": e.get("url", "")})
+                                    "url": public_url(e.get("url", ""))})
                     number[c["source_id"]] = len(sources)
                 mark = f"[{number[c['source_id']]}]"
                 if mark not in marks:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from grounded_rag._console import EXIT_NOT_READY, EXIT_USAGE, CommandError, clean, print_json
 
 
 def register(sub: Any) -> None:
@@ -94,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         settings = _parse_settings(args.settings)
         price = _parse_price(args.price)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
     reports = []
     status = 0
     for name in args.files:
@@ -106,20 +106,25 @@ def run(args: argparse.Namespace) -> int:
                 resume=args.resume, sample=args.sample, seed=args.seed, price=price,
                 check_batching=args.batching_check, progress=not args.no_progress,
             )
-        except (DatasetError, MissingExtraError, ValueError) as exc:
-            print(f"skipped {name}: {exc}", file=sys.stderr)
-            status = 2
+        except MissingExtraError as exc:
+            print(f"skipped {clean(name)}: {clean(exc)}", file=sys.stderr)
+            status = max(status, EXIT_NOT_READY)
+            continue
+        except (DatasetError, ValueError) as exc:
+            print(f"skipped {clean(name)}: {clean(exc)}", file=sys.stderr)
+            status = max(status, EXIT_USAGE)
             continue
         reports.append(report)
         if not args.json:
-            print(_summary_line(report))
+            print(clean(_summary_line(report)))
             files = report.get("files", {})
             if files:
-                print(f"  report: {files.get('markdown')}  chart: {files.get('chart')}")
+                print(f"  report: {clean(files.get('markdown'))}  "
+                      f"chart: {clean(files.get('chart'))}")
             for target in report.get("targets", []):
                 mark = {True: "met", False: "NOT met", None: "n/a"}[target["met"]]
                 print(f"  target {target['label']} {target['goal']}: {target['value']} ({mark})")
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else reports
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print_json(payload)
     return status

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from typing import Any
+
+from grounded_rag._console import clean, print_json
 
 
 def register(subparsers: Any) -> None:
@@ -18,6 +18,7 @@ def register(subparsers: Any) -> None:
         "--model", default=None, help="GGUF path or local:/path.gguf (default: bundled)"
     )
     fetch.add_argument("--no-progress", action="store_true", help="no progress bar")
+    fetch.add_argument("--json", action="store_true", help="print JSON")
     fetch.set_defaults(func=_fetch)
     info = sub.add_parser("info", help="show where the model is, its size and hash status")
     info.add_argument(
@@ -29,17 +30,17 @@ def register(subparsers: Any) -> None:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from grounded_rag.local.assets import ModelAssetError, ensure_model
+    from grounded_rag.local.assets import ensure_model
 
     start = time.perf_counter()
-    try:
-        path = ensure_model(args.model, progress=not args.no_progress)
-    except ModelAssetError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    path = ensure_model(args.model, progress=not args.no_progress)  # errors: exit 3
     size = path.stat().st_size
     elapsed = time.perf_counter() - start
-    print(f"model ready: {path} ({size / 2**30:.2f} GiB, verified) in {elapsed:.1f} s")
+    if args.json:
+        print_json({"path": str(path), "size_bytes": size, "verified": True,
+                    "seconds": round(elapsed, 2)})
+        return 0
+    print(f"model ready: {clean(path)} ({size / 2**30:.2f} GiB, verified) in {elapsed:.1f} s")
     return 0
 
 
@@ -65,9 +66,9 @@ def _info(args: argparse.Namespace) -> int:
         "parts_available": info.parts_available,
     }
     if args.json:
-        print(json.dumps(data, indent=2))
+        print_json(data)
         return 0
-    print(f"path:    {info.path}")
+    print(f"path:    {clean(info.path)}")
     print(f"size:    {info.size:,} bytes" if info.exists else "size:    -")
     print(f"sha256:  {info.expected_sha256 or '-'}")
     print(f"status:  {status}")

@@ -90,6 +90,8 @@ class Document:
     """Pre-computed headings (HTML loader); detected from the text when None."""
     meta: dict[str, str] = field(default_factory=dict)
     """Extra metadata kept with the chunks."""
+    encoding: str = "utf-8"
+    """Text encoding the file was read in (detected when it was not UTF-8)."""
 
 
 def _is_numbered_heading(line: str, match: re.Match[str]) -> bool:

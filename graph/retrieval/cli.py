@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from grounded_rag._console import EXIT_FAILED, EXIT_OK, clean, print_json
+
+if TYPE_CHECKING:
+    from grounded_rag.retrieval.ingest import IngestReport
 
 
 def register(subparsers: Any) -> None:
@@ -13,12 +17,20 @@ def register(subparsers: Any) -> None:
     ingest = subparsers.add_parser(
         "ingest",
         help="index files or directories (.md .txt .html .pdf .jsonl) into a store",
-        description="Index documents. Unchanged files are skipped, changed ones replaced.",
+        description="Index documents. Unchanged files are skipped, changed ones replaced. "
+        "Text that is not UTF-8 is read in the encoding detected for it (reported); a file "
+        "whose encoding cannot be told is refused. References show each file's path relative "
+        "to the directory given (or --base-url + that path), never the server's file system.",
     )
     ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     _store_args(ingest)
     ingest.add_argument(
         "--prune", action="store_true", help="remove documents no longer in PATH..."
+    )
+    ingest.add_argument(
+        "--base-url", metavar="URL", default=None,
+        help="where readers can open the files, e.g. https://docs.example.com/handbook/ "
+        "(each reference links to URL + the file's relative path)",
     )
     ingest.add_argument("--no-progress", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -52,58 +64,60 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def ingest_summary(report: IngestReport) -> str:
+    """One sentence on what an ingest run did, for people."""
+    return (
+        f"{len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, "
+        f"{len(report.errors)} failed; {report.chunks_written} chunks written to "
+        f"{clean(report.store)}"
+    )
+
+
 def _run_ingest(args: argparse.Namespace) -> int:
-    from grounded_rag.retrieval._errors import RetrievalError
     from grounded_rag.retrieval.ingest import ingest_paths
 
-    try:
-        report = ingest_paths(
-            args.paths,
-            args.store,
-            prune=args.prune,
-            progress=not args.no_progress,
-            chroma_url=args.chroma_url,
-        )
-    except RetrievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    report = ingest_paths(
+        args.paths,
+        args.store,
+        prune=args.prune,
+        progress=not args.no_progress,
+        chroma_url=args.chroma_url,
+        base_url=args.base_url,
+    )
     for line in report.errors:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {clean(line)}", file=sys.stderr)
     for line in report.skipped:
-        print(f"note: {line}", file=sys.stderr)
+        print(f"note: {clean(line)}", file=sys.stderr)
+    for source, encoding in report.encodings.items():
+        print(f"note: {clean(source)}: not UTF-8, read as {encoding}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        print_json(report.to_dict())
     else:
-        print(
-            f"{len(report.added)} added, {len(report.updated)} updated, "
-            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, "
-            f"{len(report.errors)} failed; {report.chunks_written} chunks written to {report.store}"
-        )
-    return 0 if report.ok else 1
+        print(ingest_summary(report))
+    return EXIT_OK if report.ok else EXIT_FAILED
 
 
 def _run_retrieve(args: argparse.Namespace) -> int:
-    from grounded_rag.retrieval._errors import RetrievalError
+    from grounded_rag.questions import check_question
+
+    query = check_question(args.query)
     from grounded_rag.retrieval._open import open_retriever
 
-    try:
-        retriever = open_retriever(args.store, chroma_url=args.chroma_url, mode=args.mode)
-        hits = retriever.retrieve(args.query, k=args.k)
-    except RetrievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    retriever = open_retriever(args.store, chroma_url=args.chroma_url, mode=args.mode)
+    hits = retriever.retrieve(query, k=args.k)
     if args.json:
-        print(json.dumps(hits, ensure_ascii=False, indent=2))
-        return 0
+        print_json(hits)
+        return EXIT_OK
     if not hits:
         print("no results")
     for rank, ev in enumerate(hits, start=1):
         print(
-            f"{rank}. [{ev['source_id']}] {ev['title']}  "
+            f"{rank}. [{clean(ev['source_id'])}] {clean(ev['title'])}  "
             f"relevance={ev['relevance']:.2f} score={ev['score']:.4f}"
         )
         if ev["url"]:
-            print(f"   {ev['url']}")
+            print(f"   {clean(ev['url'])}")
         text = " ".join(ev["text"].split())
-        print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
-    return 0
+        print(f"   {clean(text[:300])}{'…' if len(text) > 300 else ''}")
+    return EXIT_OK

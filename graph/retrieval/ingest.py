@@ -17,7 +17,7 @@ from grounded_rag.retrieval.chunking import (
     chunk_document,
     index_text,
 )
-from grounded_rag.retrieval.loaders import iter_inputs, load_file
+from grounded_rag.retrieval.loaders import file_url, iter_inputs, load_file
 from grounded_rag.retrieval.store import Store, resolve_store_dir
 from grounded_rag.retrieval.text_analysis import tokenize
 
@@ -45,6 +45,8 @@ class IngestReport:
     """Files skipped while walking directories (unsupported type)."""
     errors: list[str] = field(default_factory=list)
     """One message per failed file or line."""
+    encodings: dict[str, str] = field(default_factory=dict)
+    """Files that were not UTF-8, with the encoding detected and used to read them."""
     chunks_written: int = 0
     """Chunks embedded and written in this run."""
 
@@ -63,6 +65,7 @@ class IngestReport:
             "removed": self.removed,
             "skipped": self.skipped,
             "errors": self.errors,
+            "encodings": self.encodings,
             "chunks_written": self.chunks_written,
             "ok": self.ok,
         }
@@ -192,20 +195,23 @@ def ingest_paths(
     progress: bool = True,
     embeddings: Any = None,
     chroma_url: str | None = None,
+    base_url: str | None = None,
 ) -> IngestReport:
     """Ingest files and directories into a store; per-file errors are collected, not raised.
 
     Unchanged documents (same content hash) are skipped, changed ones replaced, and with
     ``prune=True`` documents whose source no longer produced them are removed (documents of
     files that failed to load this time are kept). Any LangChain ``Embeddings`` can be
-    passed; the store remembers which one built it.
+    passed; the store remembers which one built it. References show each file's path
+    relative to the directory it was found in (a file given by name: its name), prefixed
+    with ``base_url`` when given, never the absolute path on this machine.
     """
     directory = resolve_store_dir(store_dir)
     report = IngestReport(store=str(directory))
     paths = list(paths)
     docs: list[Document] = []
     failed_sources: set[str] = set()
-    for file, doc_id, explicit in iter_inputs(paths):
+    for file, doc_id, explicit, root in _inputs(paths):
         if not explicit and file.suffix.lower() not in (
             ".md",
             ".markdown",
@@ -218,8 +224,12 @@ def ingest_paths(
         ):
             report.skipped.append(f"{file}: unsupported type, skipped")
             continue
-        result = load_file(file, doc_id)
+        rel = file.name if explicit else file.relative_to(root).as_posix()
+        result = load_file(file, doc_id, url=file_url(rel, base_url))
         docs.extend(result.documents)
+        for doc in result.documents[:1]:
+            if doc.encoding != "utf-8":
+                report.encodings[str(file)] = doc.encoding
         for err in result.errors:
             report.errors.append(str(err))
         if result.errors:
@@ -246,3 +256,10 @@ def ingest_paths(
     finally:
         store.close()
     return report
+
+
+def _inputs(paths: list[Any]) -> Iterable[tuple[Any, str | None, bool, Any]]:
+    """:func:`iter_inputs` per given path, with that path (the root of relative urls)."""
+    for raw in paths:
+        for file, doc_id, explicit in iter_inputs([raw]):
+            yield file, doc_id, explicit, raw

@@ -11,7 +11,9 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import NamedTuple
+from urllib.parse import quote
 
 from grounded_rag.retrieval._errors import LoadError
 from grounded_rag.retrieval.chunking import Document, Heading
@@ -34,26 +36,112 @@ class LoadResult:
     """Per-file or per-line failures."""
 
 
-def _decode(path: Path, data: bytes) -> str:
-    for encoding in ("utf-8-sig", "cp932"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise LoadError(str(path), "is not UTF-8 (or Shift_JIS) text; convert it to UTF-8")
+# Encodings preferred when detection finds several equally clean readings: the Japanese and
+# Western ones people keep their documents in. Reported under the first name listed.
+_PREFERRED_ENCODINGS = (
+    "cp932", "shift_jis", "euc_jp", "euc_jis_2004", "iso2022_jp", "cp1252", "latin_1",
+    "iso8859_15",
+)
+_CHAOS_TIE = 0.01
+_COHERENCE_MARGIN = 0.1
 
 
-def _read_text(path: Path) -> str:
+class _Decoded(NamedTuple):
+    text: str
+    encoding: str
+
+
+def _detect(data: bytes) -> _Decoded | None:
+    """Decode non-UTF-8 bytes when charset-normalizer is confident; ``None`` otherwise.
+
+    Confident means the cleanest readings (by charset-normalizer's "chaos") agree, or one of
+    them is clearly the more coherent language, or exactly one of them is a Japanese or
+    Western encoding. Anything else (binary data, a short text that reads as well in Korean
+    as in Japanese) is refused rather than guessed.
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return None
+    least = min(m.chaos for m in matches)
+    ties = [m for m in matches if m.chaos <= least + _CHAOS_TIE]
+    chosen = ties[0]
+    if len({str(m) for m in ties}) > 1:
+        ranked = sorted(ties, key=lambda m: m.coherence, reverse=True)
+        preferred = [m for m in ties if set(m.could_be_from_charset) & set(_PREFERRED_ENCODINGS)]
+        if ranked[0].coherence - ranked[1].coherence >= _COHERENCE_MARGIN:
+            chosen = ranked[0]
+        elif preferred and len({str(m) for m in preferred}) == 1:
+            chosen = preferred[0]
+        else:
+            return None
+    names = [e for e in _PREFERRED_ENCODINGS if e in chosen.could_be_from_charset]
+    return _Decoded(str(chosen), names[0] if names else chosen.encoding)
+
+
+def _decode(path: Path, data: bytes) -> _Decoded:
+    try:
+        return _Decoded(data.decode("utf-8-sig"), "utf-8")
+    except UnicodeDecodeError:
+        pass
+    decoded = _detect(data)
+    if decoded is None:
+        raise LoadError(
+            str(path),
+            "is not UTF-8, and its encoding could not be told with confidence; convert it to "
+            "UTF-8 (e.g. iconv -f SHIFT_JIS -t UTF-8) and ingest it again",
+        )
+    return decoded
+
+
+def _read_text(path: Path) -> _Decoded:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise LoadError(
             str(path), f"cannot be read ({exc.strerror or exc}); check the path and permissions"
         ) from exc
-    text = _decode(path, data).replace("\r\n", "\n")
+    text, encoding = _decode(path, data)
+    text = text.replace("\r\n", "\n")
     if not text.strip():
         raise LoadError(str(path), "is empty; nothing to ingest")
-    return text
+    return _Decoded(text, encoding)
+
+
+def file_url(rel: str, base_url: str | None = None) -> str:
+    """What a reference shows for an ingested file: its path relative to the ingested root.
+
+    With ``base_url`` it is that URL plus the relative path (percent-encoded); without, the
+    relative path itself. Never the server's absolute path.
+    """
+    rel = rel.replace(os.sep, "/").lstrip("/")
+    if not base_url:
+        return rel
+    return base_url.rstrip("/") + "/" + quote(rel)
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?")
+
+
+def public_url(url: str) -> str:
+    r"""A reference URL safe to show any client: a local absolute path becomes its file name.
+
+    Web URLs and relative paths pass unchanged; ``/srv/docs/a.md``, ``C:\docs\a.md`` and
+    ``file:///srv/docs/a.md`` (from stores built before paths were made relative, or from
+    a LangChain loader's ``source``) are cut to ``a.md``.
+    """
+    if not url:
+        return url
+    if url.lower().startswith("file:"):
+        return PurePosixPath(url.split(":", 1)[1]).name
+    if PureWindowsPath(url).drive or url.startswith("\\"):
+        return PureWindowsPath(url).name
+    if _SCHEME.match(url):
+        return url
+    if url.startswith(("/", "~")):
+        return PurePosixPath(url).name
+    return url
 
 
 def _make_id(rel: str) -> str:
@@ -61,8 +149,8 @@ def _make_id(rel: str) -> str:
     return _ID_UNSAFE.sub("-", stem.replace(os.sep, "/")).strip("-") or "doc"
 
 
-def _load_markdown(path: Path, doc_id: str) -> Document:
-    text = _read_text(path)
+def _load_markdown(path: Path, doc_id: str, url: str) -> Document:
+    text, encoding = _read_text(path)
     meta: dict[str, str] = {}
     body_start = 0
     if m := _FRONT_MATTER.match(text):
@@ -80,18 +168,19 @@ def _load_markdown(path: Path, doc_id: str) -> Document:
         doc_id=doc_id,
         title=title or path.stem,
         text=text,
-        url=meta.get("url") or str(path.resolve()),
+        url=meta.get("url") or url,
         source=str(path.resolve()),
         body_start=body_start,
         meta=meta,
+        encoding=encoding,
     )
 
 
-def _load_text(path: Path, doc_id: str) -> Document:
-    text = _read_text(path)
+def _load_text(path: Path, doc_id: str, url: str) -> Document:
+    text, encoding = _read_text(path)
     first = next(line.strip() for line in text.splitlines() if line.strip())
     title = first if len(first) <= 80 else path.stem
-    return Document(doc_id, title, text, url=str(path.resolve()), source=str(path.resolve()))
+    return Document(doc_id, title, text, url=url, source=str(path.resolve()), encoding=encoding)
 
 
 _BLOCK_TAGS = {
@@ -118,10 +207,10 @@ _BLOCK_TAGS = {
 }
 
 
-def _load_html(path: Path, doc_id: str) -> Document:
+def _load_html(path: Path, doc_id: str, url: str) -> Document:
     from bs4 import BeautifulSoup, NavigableString, Tag
 
-    raw = _read_text(path)
+    raw, encoding = _read_text(path)
     soup = BeautifulSoup(raw, "html.parser")
     for tag in soup(["script", "style", "noscript", "template", "nav"]):
         tag.decompose()
@@ -180,11 +269,12 @@ def _load_html(path: Path, doc_id: str) -> Document:
         headings[0].text if headings else path.stem
     )
     return Document(
-        doc_id, title, text, url=str(path.resolve()), source=str(path.resolve()), headings=headings
+        doc_id, title, text, url=url, source=str(path.resolve()), headings=headings,
+        encoding=encoding,
     )
 
 
-def _load_pdf(path: Path, doc_id: str) -> Document:
+def _load_pdf(path: Path, doc_id: str, url: str) -> Document:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
@@ -207,11 +297,11 @@ def _load_pdf(path: Path, doc_id: str) -> Document:
     title = (
         reader.metadata.title if reader.metadata and reader.metadata.title else ""
     ) or path.stem
-    return Document(doc_id, str(title), text, url=str(path.resolve()), source=str(path.resolve()))
+    return Document(doc_id, str(title), text, url=url, source=str(path.resolve()))
 
 
 def _load_jsonl(path: Path) -> LoadResult:
-    text = _read_text(path)
+    text, encoding = _read_text(path)
     docs: list[Document] = []
     errors: list[LoadError] = []
     seen: set[str] = set()
@@ -246,6 +336,7 @@ def _load_jsonl(path: Path) -> LoadResult:
                 text=body,
                 url=str(row.get("url") or ""),
                 source=str(path.resolve()),
+                encoding=encoding,
             )
         )
     if not docs and not errors:
@@ -253,23 +344,27 @@ def _load_jsonl(path: Path) -> LoadResult:
     return LoadResult(str(path.resolve()), docs, errors)
 
 
-def load_file(path: Path, doc_id: str | None = None) -> LoadResult:
-    """Load one file; errors are returned in the result, never raised."""
+def load_file(path: Path, doc_id: str | None = None, *, url: str | None = None) -> LoadResult:
+    """Load one file; errors are returned in the result, never raised.
+
+    ``url`` is what references show for it (default: the file name; see :func:`file_url`).
+    """
     suffix = path.suffix.lower()
     doc_id = doc_id or _make_id(path.name)
+    url = path.name if url is None else url
     try:
         if not path.exists():
             raise LoadError(str(path), "does not exist")
         if suffix == ".jsonl":
             return _load_jsonl(path)
         if suffix in (".md", ".markdown"):
-            doc = _load_markdown(path, doc_id)
+            doc = _load_markdown(path, doc_id, url)
         elif suffix in (".txt", ".text"):
-            doc = _load_text(path, doc_id)
+            doc = _load_text(path, doc_id, url)
         elif suffix in (".html", ".htm"):
-            doc = _load_html(path, doc_id)
+            doc = _load_html(path, doc_id, url)
         elif suffix == ".pdf":
-            doc = _load_pdf(path, doc_id)
+            doc = _load_pdf(path, doc_id, url)
         else:
             raise LoadError(
                 str(path),

@@ -40,6 +40,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 from pydantic import BaseModel, Field, StrictStr
 
+from grounded_rag import questions
 from grounded_rag.context import SETTING_NAMES, validate_settings
 from grounded_rag.serving.metrics import CONTENT_TYPE_LATEST, PriceTable, RagMetrics
 
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_MAX_QUESTION_CHARS", "OUTPUT_KEYS", "create_app", "open_checkpointer"]
 
-DEFAULT_MAX_QUESTION_CHARS = 2000
+DEFAULT_MAX_QUESTION_CHARS = questions.MAX_QUESTION_CHARS
 """Longest question accepted; longer ones get a 422 before any work is done."""
 
 OUTPUT_KEYS = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
@@ -146,17 +147,11 @@ def _error(status: int, loc: list[str | int], msg: str, kind: str) -> HTTPExcept
 
 
 def check_question(value: Any, loc: list[str | int], max_chars: int) -> str:
-    """The stripped question, or a 422 that says what is wrong with it."""
-    if not isinstance(value, str):
-        raise _error(422, loc, f"question must be a string, got {type(value).__name__}",
-                     "type_error")
-    question = value.strip()
-    if not question:
-        raise _error(422, loc, "question must not be empty", "empty_question")
-    if len(question) > max_chars:
-        raise _error(422, loc, f"question is {len(question)} characters long; the limit is "
-                     f"{max_chars}", "question_too_long")
-    return question
+    """The stripped question, or a 422 that says what is wrong with it (the CLI's words)."""
+    try:
+        return questions.check_question(value, max_chars)
+    except questions.QuestionError as exc:
+        raise _error(422, loc, str(exc), exc.kind) from None
 
 
 def check_settings(values: Any, loc: list[str | int]) -> dict[str, Any]:
@@ -290,6 +285,9 @@ def create_app(
     """
     from langserve import add_routes
 
+    if not 0 < max_question_chars <= questions.MAX_QUESTION_CHARS:
+        raise ValueError(f"max_question_chars must be between 1 and "
+                         f"{questions.MAX_QUESTION_CHARS} (the graph's own limit)")
     served_graph = _compile(graph)
     if checkpointer is None and isinstance(graph, Pregel) and graph.checkpointer:
         checkpointer = graph.checkpointer  # type: ignore[assignment]

@@ -48,7 +48,7 @@ def test_passes_first_time():
     assert out["attempts"] == 1
     assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
     assert out["sources"] == [{"id": "spec#sec2", "title": "X100 spec sheet > Battery",
-                               "url": "file://spec.md"}]
+                               "url": "spec.md"}]  # never a file:// path
     claim = out["claims"][0]
     assert claim["verdict"] == "supported" and claim["status"] == "verified"
     cite = claim["citations"][0]

@@ -84,7 +84,7 @@ def test_cli_reingest_is_a_no_op_and_reports_json(sample_store, capsys):
 
 
 def test_cli_errors(tmp_path, capsys):
-    assert main(["retrieve", "x", "--store", str(tmp_path / "none")]) == 1
+    assert main(["retrieve", "x", "--store", str(tmp_path / "none")]) == 3  # not ready
     assert "grounded-rag ingest" in capsys.readouterr().err
     bad = tmp_path / "bad.xyz"
     bad.write_text("x")
