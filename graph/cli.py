@@ -70,7 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:
+            sys.stdout.flush()  # --help / --version text: a closed pipe shows up here
+            raise
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USAGE

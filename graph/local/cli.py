@@ -30,17 +30,19 @@ def register(subparsers: Any) -> None:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from grounded_rag.local.assets import ensure_model
+    from grounded_rag.local.assets import ensure_model, parse_model_spec
 
     start = time.perf_counter()
     path = ensure_model(args.model, progress=not args.no_progress)  # errors: exit 3
     size = path.stat().st_size
     elapsed = time.perf_counter() - start
+    verified = parse_model_spec(args.model) is None  # only the bundled model has a hash
     if args.json:
-        print_json({"path": str(path), "size_bytes": size, "verified": True,
+        print_json({"path": str(path), "size_bytes": size, "verified": verified,
                     "seconds": round(elapsed, 2)})
         return 0
-    print(f"model ready: {clean(path)} ({size / 2**30:.2f} GiB, verified) in {elapsed:.1f} s")
+    check = "sha256 verified" if verified else "user-supplied GGUF, no published hash"
+    print(f"model ready: {clean(path)} ({size / 2**30:.2f} GiB, {check}) in {elapsed:.1f} s")
     return 0
 
 

@@ -36,12 +36,12 @@ class LoadResult:
     """Per-file or per-line failures."""
 
 
-# Encodings preferred when detection finds several equally clean readings: the Japanese and
-# Western ones people keep their documents in. Reported under the first name listed.
-_PREFERRED_ENCODINGS = (
-    "cp932", "shift_jis", "euc_jp", "euc_jis_2004", "iso2022_jp", "cp1252", "latin_1",
-    "iso8859_15",
-)
+# When detection finds several equally clean readings, the Japanese and Western encodings
+# people keep their documents in win the tie (reported under the first name listed).
+_PREFERRED_ENCODINGS = ("cp932", "shift_jis", "euc_jp", "euc_jis_2004", "iso2022_jp", "cp1252",
+                        "latin_1", "iso8859_15")
+_MULTIBYTE_MIN_BYTES = 16
+"""Non-ASCII bytes a multibyte reading needs: a few read as well in Korean, Chinese or Kana."""
 _CHAOS_TIE = 0.01
 _COHERENCE_MARGIN = 0.1
 
@@ -55,9 +55,10 @@ def _detect(data: bytes) -> _Decoded | None:
     """Decode non-UTF-8 bytes when charset-normalizer is confident; ``None`` otherwise.
 
     Confident means the cleanest readings (by charset-normalizer's "chaos") agree, or one of
-    them is clearly the more coherent language, or exactly one of them is a Japanese or
-    Western encoding. Anything else (binary data, a short text that reads as well in Korean
-    as in Japanese) is refused rather than guessed.
+    them is clearly the more coherent language, or exactly one comes from the Japanese or
+    Western encodings; and a multibyte reading rests on at least 16 non-ASCII bytes.
+    Anything else (binary data, a word that reads as well in Korean as in Japanese) is
+    refused rather than guessed.
     """
     from charset_normalizer import from_bytes
 
@@ -69,18 +70,27 @@ def _detect(data: bytes) -> _Decoded | None:
     chosen = ties[0]
     if len({str(m) for m in ties}) > 1:
         ranked = sorted(ties, key=lambda m: m.coherence, reverse=True)
-        preferred = [m for m in ties if set(m.could_be_from_charset) & set(_PREFERRED_ENCODINGS)]
+        favoured = [m for m in ties if set(m.could_be_from_charset) & set(_PREFERRED_ENCODINGS)]
         if ranked[0].coherence - ranked[1].coherence >= _COHERENCE_MARGIN:
             chosen = ranked[0]
-        elif preferred and len({str(m) for m in preferred}) == 1:
-            chosen = preferred[0]
+        elif favoured and len({str(m) for m in favoured}) == 1:
+            chosen = favoured[0]
         else:
             return None
+    text = str(chosen)
+    high_bytes = sum(b > 0x7F for b in data)
+    if high_bytes < _MULTIBYTE_MIN_BYTES and sum(ord(c) > 0x7F for c in text) < high_bytes:
+        return None
     names = [e for e in _PREFERRED_ENCODINGS if e in chosen.could_be_from_charset]
-    return _Decoded(str(chosen), names[0] if names else chosen.encoding)
+    return _Decoded(text, names[0] if names else chosen.encoding)
 
 
 def _decode(path: Path, data: bytes) -> _Decoded:
+    if b"\x1b$B" in data or b"\x1b$@" in data:  # ISO-2022-JP: 7-bit, so valid UTF-8 too
+        try:
+            return _Decoded(data.decode("iso2022_jp"), "iso2022_jp")
+        except UnicodeDecodeError:
+            pass
     try:
         return _Decoded(data.decode("utf-8-sig"), "utf-8")
     except UnicodeDecodeError:
