@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -210,6 +211,26 @@ def test_ctrl_c_is_a_short_message_and_130(monkeypatch, capsys):
     monkeypatch.setattr(ingest, "ingest_paths", interrupted)
     assert main(["ingest", "docs"]) == 130
     assert capsys.readouterr().err == "\ninterrupted\n"
+
+
+def test_real_sigint_ends_without_a_traceback():
+    code = ("import time, grounded_rag.retrieval.ingest as ingest\n"
+            "def slow(*args, **kwargs):\n"
+            "    print('started', flush=True)\n"
+            "    time.sleep(60)\n"
+            "ingest.ingest_paths = slow\n"
+            "from grounded_rag.cli import main\n"
+            "raise SystemExit(main(['ingest', 'docs']))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout.readline() == "started\n"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert err == "\ninterrupted\n"
 
 
 def _run_with_closed_stdout(*argv: str) -> subprocess.CompletedProcess:
