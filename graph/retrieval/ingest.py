@@ -227,9 +227,8 @@ def ingest_paths(
         rel = file.name if explicit else file.relative_to(root).as_posix()
         result = load_file(file, doc_id, url=file_url(rel, base_url))
         docs.extend(result.documents)
-        for doc in result.documents[:1]:
-            if doc.encoding != "utf-8":
-                report.encodings[str(file)] = doc.encoding
+        if result.documents and result.documents[0].encoding != "utf-8":
+            report.encodings[str(file)] = result.documents[0].encoding
         for err in result.errors:
             report.errors.append(str(err))
         if result.errors:
