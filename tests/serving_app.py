@@ -15,8 +15,9 @@ The fakes answer by question, so concurrent requests can be told apart:
 - anything else -> the X100 battery answer.
 
 The verifier sleeps ``$GR_TEST_VERIFY_DELAY`` seconds per call (default 0), so a deferred
-verification can be caught while it runs. The generator goes through ``BaseChatModel._generate`` and reports usage metadata as
-``gpt-4.1-mini``, so token and cost metrics are exercised end to end.
+verification can be caught while it runs. The generator goes through
+``BaseChatModel._generate`` and reports usage metadata as ``gpt-4.1-mini``, so token and
+cost metrics are exercised end to end.
 """
 
 from __future__ import annotations

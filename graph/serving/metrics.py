@@ -67,6 +67,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gpt-4.1": ModelPrice(input=2.00, output=8.00),
     "gpt-4.1-nano": ModelPrice(input=0.10, output=0.40),
     "gemini-2.5-flash": ModelPrice(input=0.30, output=2.50),
+    "gemini-2.5-flash-lite": ModelPrice(input=0.10, output=0.40),
     "gemini-2.5-pro": ModelPrice(input=1.25, output=10.00),
     "local": ModelPrice(input=0.0, output=0.0),
 }

@@ -141,3 +141,15 @@ def test_the_docs_show_the_current_preset_table():
     assert preset_table() in DOCS.read_text(encoding="utf-8")
     documented = {f.name for f in fields(Context)}
     assert {k for v in PRESETS.values() for k in v} <= documented
+
+
+def test_the_ask_command_takes_a_preset_and_a_mode(capsys):
+    from grounded_rag.ask_cli import _settings
+    from grounded_rag.cli import build_parser
+
+    args = build_parser().parse_args(["ask", "q", "--preset", "fast", "--max-retries", "1",
+                                      "--verify-mode", "sampled"])
+    assert _settings(args) == {"preset": "fast", "max_retries": 1, "verify_mode": "sampled"}
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["ask", "q", "--preset", "turbo"])
+    assert "fast" in capsys.readouterr().err

@@ -142,14 +142,17 @@ def test_deferred_returns_at_once_then_verifies_on_the_same_thread():
 
 def test_deferred_warning_is_in_the_answers_language():
     spec_ja = ev("spec-ja#sec2", "製品X100のバッテリーは最大10時間持続します。")
-    model = ScriptedChatModel(script={"CitedAnswer": [answer(
-        ("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2", "バッテリーは最大10時間持続します"))]})
+    wrong = ("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2",
+             "バッテリーは最大10時間持続します")
+    model = ScriptedChatModel(script={"CitedAnswer": [answer(wrong)]})
     graph = build_graph(retriever=StaticRetriever([spec_ja]), generator=model, extractor="rules",
                         verifier=ScriptedVerifier(), checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "ja", "verify_mode": "deferred"}}
-    assert graph.invoke({"question": "X100のバッテリーは何時間持ちますか？"}, cfg)["language"] == "ja"
+    first = graph.invoke({"question": "X100のバッテリーは何時間持ちますか？"}, cfg)
+    assert first["language"] == "ja"
     final = graph.invoke(Command(resume=True), cfg)
-    assert final["warnings"][0].startswith("回答後の検証で、「製品X100のバッテリーは24時間持続します。」は資料と矛盾")
+    assert final["warnings"][0].startswith(
+        "回答後の検証で、「製品X100のバッテリーは24時間持続します。」は資料と矛盾")
 
 
 def test_deferred_still_revises_when_the_deterministic_citation_checks_fail():
