@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -32,7 +32,7 @@ from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
-from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
+from grounded_rag.types import Claim, ClaimStatus, Draft, Evidence, Finding, Source
 from grounded_rag.verification.answerability import AnswerabilityJudge
 from grounded_rag.verification.base import Verifier
 from grounded_rag.verification.citations import check_citations
@@ -413,10 +413,10 @@ class Nodes:
         """NLI-verify the claims the ``verify_mode`` asks for (all, a sample, or none yet)."""
         settings = self.settings(runtime, config)
         language = _lang(state)
-        claims = [dict(c) for c in state.get("claims", [])]
+        claims = _copy_claims(state)
         if settings.verify_mode == "deferred":
             # Returned once the citations pass; verify_after_answer judges the claims.
-            mark_unchecked(claims, [], language, pending=True)  # type: ignore[arg-type]
+            mark_unchecked(claims, [], language, pending=True)
             return {"claims": claims, "verification": "pending" if claims else "none",
                     "checked_claims": 0}
         if settings.verify_mode == "sampled":
@@ -427,10 +427,10 @@ class Nodes:
         timings = dict(state.get("timings_ms") or {})
         findings = list(state.get("findings", []))
         with _timed("verify_claims", timings):
-            findings += self._judge(claims, indices, state, settings)  # type: ignore[arg-type]
-        mark_unchecked(claims, indices, language)  # type: ignore[arg-type]
+            findings += self._judge(claims, indices, state, settings)
+        mark_unchecked(claims, indices, language)
         return {"claims": claims, "findings": findings, "timings_ms": timings,
-                "verification": verification_state(claims, len(indices)),  # type: ignore[arg-type]
+                "verification": verification_state(claims, len(indices)),
                 "checked_claims": len(indices)}
 
     def _judge(
@@ -452,7 +452,7 @@ class Nodes:
         """
         settings = self.settings(runtime, config)
         language = _lang(state)
-        claims = [dict(c) for c in state.get("claims", [])]
+        claims = _copy_claims(state)
         findings = list(state.get("findings", []))
         info = getattr(runtime, "execution_info", None)
         if info is not None and info.thread_id is not None:
@@ -469,18 +469,17 @@ class Nodes:
         flags = [f for f in state.get("flags", []) if f != "verification_pending"]
         try:
             with _timed("verify_after_answer", timings):
-                findings += self._judge(claims, list(range(len(claims))), state,  # type: ignore[arg-type]
-                                        settings)
+                findings += self._judge(claims, list(range(len(claims))), state, settings)
         except Exception as exc:  # a crash must end as "failed", never as a pending forever
             log.warning("deferred verification failed: %s", exc, exc_info=True)
             return {**failed_update(state, f"{type(exc).__name__}: {exc}"),
                     "findings": findings, "timings_ms": timings}
         first_texts = _first_attempt_texts(state)
         for claim in claims:
-            claim["status"] = _claim_status(claim, first_texts, "complete")  # type: ignore[arg-type]
-        warnings = late_warnings(claims, language)  # type: ignore[arg-type]
+            claim["status"] = _claim_status(claim, first_texts, "complete")
+        warnings = late_warnings(claims, language)
         regenerations = max(0, state.get("attempts", 1) - 1)
-        confidence = confidence_score(claims, state.get("evidence", []),  # type: ignore[arg-type]
+        confidence = confidence_score(claims, state.get("evidence", []),
                                       regenerations=regenerations)
         needs_review = settings.review_mode and confidence < settings.review_threshold
         flags.append("verified_after_answer")
@@ -492,7 +491,7 @@ class Nodes:
             "claims": claims, "findings": findings, "timings_ms": timings, "flags": flags,
             "verification": "complete", "checked_claims": len(claims), "warnings": warnings,
             "verification_error": "", "confidence": confidence,
-            "grounding_score": grounding_score(claims,  # type: ignore[arg-type]
+            "grounding_score": grounding_score(claims,
                                                quote_threshold=settings.quote_match_threshold),
             "review": {"required": True} if needs_review else {},
         }
@@ -560,7 +559,7 @@ class Nodes:
         first_texts = _first_attempt_texts(state)
         verification = state.get("verification") or "complete"
         claims: list[Claim] = [
-            {**claim, "status": _claim_status(claim, first_texts, verification)}  # type: ignore[typeddict-item]
+            {**claim, "status": _claim_status(claim, first_texts, verification)}
             for claim in state.get("claims", [])
         ]
         removed = _removed_claims(history, claims)
@@ -633,13 +632,18 @@ class Nodes:
         }
 
 
+def _copy_claims(state: State) -> list[Claim]:
+    """The state's claims as fresh dicts a node may update."""
+    return [cast(Claim, dict(c)) for c in state.get("claims", [])]
+
+
 def _first_attempt_texts(state: State) -> set[str] | None:
     """Claim texts of the first attempt (None when there was only one)."""
     history = state.get("history", [])
     return {c["text"] for c in history[0]["claims"]} if history else None
 
 
-def _claim_status(claim: Claim, first_texts: set[str] | None, verification: str) -> str:
+def _claim_status(claim: Claim, first_texts: set[str] | None, verification: str) -> ClaimStatus:
     """The badge of a final claim: verified / revised, or unchecked / pending / flagged."""
     verdict = claim.get("verdict")
     if verdict == UNCHECKED:

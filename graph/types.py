@@ -18,6 +18,9 @@ ClaimVerdictLabel = Literal["supported", "contradicted", "neutral", "unchecked"]
 """A claim's verdict in the output: a ``VerdictLabel``, or ``unchecked`` when the claim was
 not verified (``verify_mode`` sampled, or deferred while its verification is pending)."""
 
+ClaimStatus = Literal["verified", "revised", "removed", "unchecked", "pending", "flagged"]
+"""A claim's badge: what the loop (or the verification after the answer) made of it."""
+
 VerificationState = Literal["complete", "partial", "pending", "failed", "none"]
 """How far an answer's claims were verified: ``complete`` (all of them, before or after the
 answer), ``partial`` (sampled: some are unchecked), ``pending`` (deferred, still running),
@@ -82,9 +85,7 @@ class Claim(TypedDict):
     """The evidence sentence that decided the verdict."""
     support: NotRequired[float]
     """Probability-like support score in [0, 1] (1 = fully supported)."""
-    status: NotRequired[
-        Literal["verified", "revised", "removed", "unchecked", "pending", "flagged"]
-    ]
+    status: NotRequired[ClaimStatus]
     """What the loop did with this claim (for badges in the UI): ``verified``, ``revised``,
     ``removed``; ``unchecked`` (sampled out), ``pending`` (deferred verification running),
     ``flagged`` (verified after the answer was returned and found contradicted or
