@@ -71,12 +71,12 @@ PROVIDER_JUDGES: dict[str, dict[str, str]] = {
 
 PRESET_SUMMARIES: dict[str, str] = {
     "high_precision": "fewest wrong claims: stricter gates and quotes, every claim verified, "
-                      "a stronger judge",
+                      "a stronger judge with an API generator",
     "balanced": "the defaults: every claim verified before the answer is returned",
     "fast": "shortest time to the answer: no answerability check, no regeneration, "
             "verification after the answer",
     "cost_optimized": "fewest model calls: risky claims plus a 30% sample verified, one "
-                      "regeneration, a cheaper judge",
+                      "regeneration, a cheaper judge with an API generator",
 }
 """One line per preset, for Studio's description and the docs."""
 
