@@ -11,6 +11,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from grounded_rag.presets import (
     DEFAULT_PRESET,
+    JUDGE_TIERS,
+    PRESETS,
+    PROVIDER_JUDGES,
     PresetName,
     judge_for,
     preset_description,
@@ -279,3 +282,33 @@ def resolve_context(context: Any, config: RunnableConfig | None) -> Context:
     elif isinstance(context, dict):
         explicit.update(_unalias(validate_settings(context)))
     return apply_preset(explicit)
+
+
+def preset_table() -> str:
+    """The presets side by side as a Markdown table (docs/presets.md shows this table)."""
+    defaults = _DEFAULTS
+    names = list(PRESETS)
+    keys = list(dict.fromkeys(k for values in PRESETS.values() for k in values))
+    keys.sort(key=lambda k: [f.name for f in fields(Context)].index(k))
+    lines = ["| setting | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|" + "---|" * len(names)]
+    for key in keys:
+        cells = []
+        for name in names:
+            value = PRESETS[name].get(key, getattr(defaults, key))
+            if key == "verify_sample_rate" and PRESETS[name].get("verify_mode",
+                                                                 defaults.verify_mode) != "sampled":
+                cells.append("-")
+                continue
+            cells.append(f"{value:g}" if isinstance(value, float) else str(value))
+        lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
+    def judge(tier: str) -> str:
+        if tier == "same":
+            return "same as the generator"
+        models = " / ".join(tiers[tier].partition(":")[2] for tiers in PROVIDER_JUDGES.values())
+        return f"{tier}: {models}"
+
+    lines.append("| judge (`verifier_model`), provider generators only | "
+                 + " | ".join(judge(JUDGE_TIERS[n]) for n in names) + " |")
+    lines.append("| `review_mode` | " + " | ".join("off" for _ in names) + " |")
+    return "\n".join(lines)

@@ -8,7 +8,6 @@ no preset changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
 from typing import Any, Literal
 
 PresetName = Literal["high_precision", "balanced", "fast", "cost_optimized"]
@@ -129,34 +128,3 @@ def preset_description() -> str:
     return ("Named bundle of settings; any setting given explicitly overrides its preset. "
             + "; ".join(parts) + ". Presets never turn review_mode on.")
 
-
-def preset_table() -> str:
-    """The presets side by side as a Markdown table (docs/presets.md shows this table)."""
-    from grounded_rag.context import Context
-
-    defaults = Context()
-    names = list(PRESETS)
-    keys = list(dict.fromkeys(k for values in PRESETS.values() for k in values))
-    keys.sort(key=lambda k: [f.name for f in fields(Context)].index(k))
-    lines = ["| setting | " + " | ".join(f"`{n}`" for n in names) + " |",
-             "|---|" + "---|" * len(names)]
-    for key in keys:
-        cells = []
-        for name in names:
-            value = PRESETS[name].get(key, getattr(defaults, key))
-            if key == "verify_sample_rate" and PRESETS[name].get("verify_mode",
-                                                                 defaults.verify_mode) != "sampled":
-                cells.append("-")
-                continue
-            cells.append(f"{value:g}" if isinstance(value, float) else str(value))
-        lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
-    def judge(tier: str) -> str:
-        if tier == "same":
-            return "same as the generator"
-        models = " / ".join(tiers[tier].partition(":")[2] for tiers in PROVIDER_JUDGES.values())
-        return f"{tier}: {models}"
-
-    lines.append("| judge (`verifier_model`), provider generators only | "
-                 + " | ".join(judge(JUDGE_TIERS[n]) for n in names) + " |")
-    lines.append("| `review_mode` | " + " | ".join("off" for _ in names) + " |")
-    return "\n".join(lines)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from grounded_rag import Context, build_graph, graph
-from grounded_rag.context import apply_preset, resolve_context, validate_settings
-from grounded_rag.presets import PRESETS, layer_settings, preset_table
+from grounded_rag.context import apply_preset, preset_table, resolve_context, validate_settings
+from grounded_rag.presets import PRESETS, layer_settings
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 from tests.fakes import evidence as ev
 
