@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grounded_rag._console import EXIT_USAGE, CommandError, clean, print_json
+from grounded_rag.presets import PRESETS
 from grounded_rag.questions import MAX_QUESTION_CHARS, check_question
 
 DEMO_QUESTIONS = (
@@ -57,6 +58,11 @@ def _common(parser: argparse.ArgumentParser, store_default: str | None = None) -
     parser.add_argument("--verifier-model", help="verifier model spec (default: the generator)")
     parser.add_argument("--max-retries", type=int, help="regenerations before abstaining")
     parser.add_argument("--top-k", type=int, help="evidence chunks to retrieve")
+    parser.add_argument("--preset", choices=list(PRESETS),
+                        help="operating preset (default balanced); explicit options win")
+    parser.add_argument("--verify-mode", choices=["full", "sampled", "deferred"],
+                        help="what is verified before answering (deferred: verified just "
+                        "after, since the command line keeps no thread)")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
 
 
@@ -73,6 +79,10 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["max_retries"] = args.max_retries
     if args.top_k is not None:
         settings["top_k"] = args.top_k
+    if args.preset:
+        settings["preset"] = args.preset
+    if args.verify_mode:
+        settings["verify_mode"] = args.verify_mode
     from grounded_rag.context import validate_settings
 
     try:

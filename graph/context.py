@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import TypeAdapter, ValidationError
 
+from grounded_rag.presets import (
+    DEFAULT_PRESET,
+    JUDGE_TIERS,
+    PRESETS,
+    PROVIDER_JUDGES,
+    PresetName,
+    judge_for,
+    preset_description,
+    preset_values,
+)
 from grounded_rag.retrieval.calibration import DEFAULT_ABSTAIN_THRESHOLD
 
 
@@ -81,11 +90,32 @@ class Context:
             "scorer; an API model returns batched verdicts. Empty: same as the generator."
         },
     )
-    verify_mode: Literal["batch", "parallel"] = field(
+    verify_mode: Literal["full", "sampled", "deferred"] = field(
+        default="full",
+        metadata={
+            "description": "What is verified before the answer is returned. 'full': every "
+            "claim. 'sampled': claims with a number, date, amount, unit, negation or name, plus "
+            "a seeded random share (verify_sample_rate) of the rest; the others are marked "
+            "'unchecked'. 'deferred': the answer is returned once its citations pass the "
+            "deterministic checks, with verification 'pending'; the claims are verified "
+            "afterwards on the same thread (needs a checkpointer; without one they are "
+            "verified before returning). Legacy values 'batch' / 'parallel' mean 'full' with "
+            "that verify_execution."
+        },
+    )
+    verify_execution: Literal["batch", "parallel"] = field(
         default="batch",
         metadata={
-            "description": "'batch': one verifier call judges all claims of an attempt; "
-            "'parallel': one call per claim, run concurrently."
+            "description": "How claims are judged: 'batch': one verifier call judges all "
+            "claims of an attempt; 'parallel': one call per claim, run concurrently (pays off "
+            "only with remote API judges)."
+        },
+    )
+    verify_sample_rate: float = field(
+        default=0.3,
+        metadata={
+            "description": "verify_mode 'sampled': share (0-1) of the claims without a risk "
+            "marker that are verified anyway, chosen by a seeded hash of the claim text."
         },
     )
     store_dir: str = field(
@@ -113,36 +143,100 @@ class Context:
         },
     )
 
+    preset: PresetName = field(
+        default=DEFAULT_PRESET,
+        metadata={"description": preset_description()},
+    )
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Context:
+        """Remember which settings the caller passed: only those override the preset."""
+        obj = super().__new__(cls)
+        obj._explicit = frozenset(kwargs)
+        return obj
+
     def __post_init__(self) -> None:
-        problems = []
+        explicit: frozenset[str] | None = getattr(self, "_explicit", None)
+        if self.verify_mode in LEGACY_VERIFY_MODES:
+            # 'batch' / 'parallel' used to be verify_mode's values: full verification, run so.
+            if explicit is None or "verify_execution" not in explicit:
+                self.verify_execution = self.verify_mode  # type: ignore[assignment]
+            self.verify_mode = "full"
+            if explicit is not None:
+                self._explicit = explicit | {"verify_execution"}
+        problems = [message for name in _CHOICES
+                    if (message := _choice_problem(name, getattr(self, name)))]
         if self.max_retries < 0:
             problems.append("max_retries must be >= 0")
         if self.top_k < 1:
             problems.append("top_k must be >= 1")
         if self.answerability_passages < 1:
             problems.append("answerability_passages must be >= 1")
-        for name in ("abstain_threshold", "review_threshold", "quote_match_threshold"):
+        for name in ("abstain_threshold", "review_threshold", "quote_match_threshold",
+                     "verify_sample_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
-                problems.append(f"{name} must be between 0 and 1")
+                problems.append(f"{name} must be between 0 and 1, got {value!r}")
         if problems:
             raise ValueError("; ".join(problems))
 
+    def explicit_settings(self) -> dict[str, Any]:
+        """The settings this object was built with (those that override a preset).
+
+        An object built without going through ``Context(...)`` (e.g. by a validator) does not
+        know; its values that differ from the defaults count as explicit then.
+        """
+        explicit: frozenset[str] | None = getattr(self, "_explicit", None)
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if (f.name in explicit if explicit is not None
+                else getattr(self, f.name) != getattr(_DEFAULTS, f.name))
+        }
+
+
+LEGACY_VERIFY_MODES = ("batch", "parallel")
+"""Former ``verify_mode`` values, now ``verify_execution``'s; still accepted."""
 
 SETTING_NAMES: frozenset[str] = frozenset(f.name for f in fields(Context))
 """Names accepted in ``context=`` and in ``config["configurable"]``."""
 
-_DEFAULTS = Context()
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {
-    name: TypeAdapter(hint) for name, hint in get_type_hints(Context).items()
+_HINTS = get_type_hints(Context)
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    name: get_args(hint) for name, hint in _HINTS.items() if get_origin(hint) is Literal
 }
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(hint) for name, hint in _HINTS.items()}
+
+
+def _choice_problem(name: str, value: Any) -> str:
+    allowed = _CHOICES[name]
+    if value in allowed or (name == "verify_mode" and value in LEGACY_VERIFY_MODES):
+        return ""
+    return (f"invalid setting {name}={value!r}: allowed values are "
+            f"{', '.join(str(a) for a in allowed)}")
+
+
+_DEFAULTS = Context()
 
 
 def _coerce(name: str, value: Any) -> Any:
+    if name in _CHOICES:
+        problem = _choice_problem(name, value)
+        if problem:
+            raise ValueError(problem)
+        return value
     try:
         return _ADAPTERS[name].validate_python(value)
     except ValidationError as exc:
         raise ValueError(f"invalid setting {name}={value!r}: {exc.errors()[0]['msg']}") from exc
+
+
+def _unalias(values: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a legacy ``verify_mode`` ('batch' / 'parallel') as full + that execution."""
+    if values.get("verify_mode") in LEGACY_VERIFY_MODES:
+        values = dict(values)
+        values.setdefault("verify_execution", values["verify_mode"])
+        values["verify_mode"] = "full"
+    return values
 
 
 def validate_settings(values: dict[str, Any]) -> dict[str, Any]:
@@ -155,22 +249,66 @@ def validate_settings(values: dict[str, Any]) -> dict[str, Any]:
     return coerced
 
 
+def apply_preset(explicit: dict[str, Any]) -> Context:
+    """The effective settings: defaults, then the preset's values, then ``explicit``.
+
+    The preset's judge tier picks ``verifier_model`` only when that is not set explicitly
+    and the generator is a provider model.
+    """
+    explicit = _unalias(explicit)
+    preset = explicit.get("preset", DEFAULT_PRESET)
+    values = {**preset_values(preset), **explicit}
+    if "verifier_model" not in explicit:
+        judge = judge_for(preset, values.get("generator_model") or default_model_spec())
+        if judge:
+            values["verifier_model"] = judge
+    return Context(**values)
+
+
 def resolve_context(context: Any, config: RunnableConfig | None) -> Context:
-    """Merge defaults, ``config["configurable"]`` and the runtime context into one ``Context``.
+    """Merge defaults, the preset, ``config["configurable"]`` and the runtime context.
 
     Configurable keys that are not settings (``thread_id`` ...) are ignored here; a served
-    request validates them at the edge. Context fields that differ from the defaults win
-    over configurable values, so an explicit ``context=`` always applies.
+    request validates them at the edge. Settings passed in ``context=`` win over
+    configurable values, and both win over the preset's values (see ``apply_preset``).
     """
-    merged: dict[str, Any] = {}
+    explicit: dict[str, Any] = {}
     configurable = (config or {}).get("configurable") or {}
     for name in SETTING_NAMES & set(configurable):
-        merged[name] = _coerce(name, configurable[name])
+        explicit[name] = _coerce(name, configurable[name])
+    explicit = _unalias(explicit)
     if isinstance(context, Context):
-        for f in fields(Context):
-            value = getattr(context, f.name)
-            if value != getattr(_DEFAULTS, f.name):
-                merged[f.name] = value
+        explicit.update(context.explicit_settings())
     elif isinstance(context, dict):
-        merged.update(validate_settings(context))
-    return dataclasses.replace(_DEFAULTS, **merged)
+        explicit.update(_unalias(validate_settings(context)))
+    return apply_preset(explicit)
+
+
+def preset_table() -> str:
+    """The presets side by side as a Markdown table (docs/presets.md shows this table)."""
+    defaults = _DEFAULTS
+    names = list(PRESETS)
+    keys = list(dict.fromkeys(k for values in PRESETS.values() for k in values))
+    keys.sort(key=lambda k: [f.name for f in fields(Context)].index(k))
+    lines = ["| setting | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|" + "---|" * len(names)]
+    for key in keys:
+        cells = []
+        for name in names:
+            value = PRESETS[name].get(key, getattr(defaults, key))
+            if key == "verify_sample_rate" and PRESETS[name].get("verify_mode",
+                                                                 defaults.verify_mode) != "sampled":
+                cells.append("-")
+                continue
+            cells.append(f"{value:g}" if isinstance(value, float) else str(value))
+        lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
+    def judge(tier: str) -> str:
+        if tier == "same":
+            return "same as the generator"
+        models = " / ".join(tiers[tier].partition(":")[2] for tiers in PROVIDER_JUDGES.values())
+        return f"{tier}: {models}"
+
+    lines.append("| judge (`verifier_model`), provider generators only | "
+                 + " | ".join(judge(JUDGE_TIERS[n]) for n in names) + " |")
+    lines.append("| `review_mode` | " + " | ".join("off" for _ in names) + " |")
+    return "\n".join(lines)

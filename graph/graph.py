@@ -15,6 +15,7 @@ from grounded_rag.nodes import Nodes
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.routing import (
     route_after_assess,
+    route_after_deferred,
     route_after_finalize,
     route_after_generate,
     route_after_retrieve,
@@ -50,6 +51,7 @@ def build_builder(
     builder.add_node("prepare_feedback", nodes.prepare_feedback)
     builder.add_node("revise_answer", nodes.revise_answer)
     builder.add_node("finalize_answer", nodes.finalize_answer)
+    builder.add_node("verify_after_answer", nodes.verify_after_answer)
     builder.add_node("review_answer", nodes.review_answer)
     builder.add_node("abstain_answer", nodes.abstain_answer)
 
@@ -63,6 +65,7 @@ def build_builder(
     builder.add_edge("prepare_feedback", "revise_answer")
     builder.add_conditional_edges("revise_answer", route_after_generate)
     builder.add_conditional_edges("finalize_answer", route_after_finalize)
+    builder.add_conditional_edges("verify_after_answer", route_after_deferred)
     builder.add_conditional_edges("review_answer", route_after_review)
     builder.add_edge("abstain_answer", END)
     return builder

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ContextThreadPoolExecutor
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -34,14 +34,22 @@ from grounded_rag.retrieval.base import Retriever
 from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
-from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
+from grounded_rag.types import Claim, ClaimStatus, Draft, Evidence, Finding, Source
 from grounded_rag.verification.answerability import AnswerabilityJudge
-from grounded_rag.verification.base import ClaimToCheck, Verifier
+from grounded_rag.verification.base import Verifier
 from grounded_rag.verification.citations import check_citations
+from grounded_rag.verification.modes import (
+    UNCHECKED,
+    failed_update,
+    judge_claims,
+    late_warnings,
+    mark_unchecked,
+    verification_state,
+)
+from grounded_rag.verification.sampling import select_claims
 from grounded_rag.verification.scores import confidence_score, grounding_score
 
-MAX_EVIDENCE_PER_CLAIM = 3
-"""Chunks a claim is judged against: its cited ones first, then the best other ones."""
+log = logging.getLogger(__name__)
 
 _retrievers: dict[str, Retriever] = {}
 _retrievers_lock = threading.Lock()
@@ -231,6 +239,8 @@ class Nodes:
             "findings": findings, "draft": None, "claims": [], "removed_claims": [],
             "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
             "max_retries": settings.max_retries, "timings_ms": timings,
+            "verification": "none", "checked_claims": 0, "verification_error": "",
+            "warnings": [],
         }
 
     def assess_answerability(
@@ -403,43 +413,91 @@ class Nodes:
     def verify_claims(
         self, state: State, config: RunnableConfig, runtime: Runtime[Context]
     ) -> dict[str, Any]:
-        """NLI-verify every claim against its evidence in one batched verifier call."""
+        """NLI-verify the claims the ``verify_mode`` asks for (all, a sample, or none yet)."""
         settings = self.settings(runtime, config)
         language = _lang(state)
-        claims = [dict(c) for c in state.get("claims", [])]
+        claims = _copy_claims(state)
+        if settings.verify_mode == "deferred":
+            # Returned once the citations pass; verify_after_answer judges the claims.
+            mark_unchecked(claims, [], language, pending=True)
+            return {"claims": claims, "verification": "pending" if claims else "none",
+                    "checked_claims": 0}
+        if settings.verify_mode == "sampled":
+            indices = select_claims([c["text"] for c in claims], settings.verify_sample_rate)
+        else:
+            indices = list(range(len(claims)))
+        _progress("verifying", language, n=len(indices))
+        timings = dict(state.get("timings_ms") or {})
+        findings = list(state.get("findings", []))
+        with _timed("verify_claims", timings):
+            findings += self._judge(claims, indices, state, settings)
+        mark_unchecked(claims, indices, language)
+        return {"claims": claims, "findings": findings, "timings_ms": timings,
+                "verification": verification_state(claims, len(indices)),
+                "checked_claims": len(indices)}
+
+    def _judge(
+        self, claims: list[Claim], indices: list[int], state: State, settings: Context
+    ) -> list[Finding]:
+        """Verify ``claims[i]`` for each index in place; findings for the failing ones."""
+        return judge_claims(claims, indices, state.get("evidence", []), self._verifier(settings),
+                            execution=settings.verify_execution, language=_lang(state))
+
+    def verify_after_answer(
+        self, state: State, config: RunnableConfig, runtime: Runtime[Context]
+    ) -> dict[str, Any]:
+        """Deferred verification: pause (the answer is out), then verify every claim.
+
+        The pause is an interrupt, so the pending work lives in the checkpointer and survives
+        a restart; resuming the thread (``Command(resume=...)``) runs the verifier. Without a
+        checkpointer there is nothing to resume later, so the claims are verified right away.
+        A verifier that crashes leaves ``verification="failed"`` with the error, not a hang.
+        """
+        settings = self.settings(runtime, config)
+        language = _lang(state)
+        claims = _copy_claims(state)
+        findings = list(state.get("findings", []))
+        info = getattr(runtime, "execution_info", None)
+        if info is not None and info.thread_id is not None:
+            interrupt({"verification": "pending", "question": state.get("question", ""),
+                       "claims": len(claims)})
+        else:
+            findings.append({
+                "type": "deferred_without_checkpointer", "severity": "info", "claim_index": -1,
+                "detail": "verify_mode 'deferred' needs a checkpointer to return the answer "
+                "before verifying it; the claims were verified before returning instead.",
+            })
         _progress("verifying", language, n=len(claims))
         timings = dict(state.get("timings_ms") or {})
-        evidence = state.get("evidence", [])
-        by_id = {e["source_id"]: e for e in evidence}
-        to_check: list[ClaimToCheck] = []
+        flags = [f for f in state.get("flags", []) if f != "verification_pending"]
+        try:
+            with _timed("verify_after_answer", timings):
+                findings += self._judge(claims, list(range(len(claims))), state, settings)
+        except Exception as exc:  # a crash must end as "failed", never as a pending forever
+            log.warning("deferred verification failed: %s", exc, exc_info=True)
+            return {**failed_update(state, f"{type(exc).__name__}: {exc}"),
+                    "findings": findings, "timings_ms": timings}
+        first_texts = _first_attempt_texts(state)
         for claim in claims:
-            cited = [by_id[c["source_id"]] for c in claim["citations"] if c["source_id"] in by_id]
-            chosen = list({e["source_id"]: e for e in cited}.values())
-            for e in evidence:
-                if len(chosen) >= MAX_EVIDENCE_PER_CLAIM:
-                    break
-                if e not in chosen:
-                    chosen.append(e)
-            to_check.append({"text": claim["text"], "evidence": chosen})
-        with _timed("verify_claims", timings):
-            verifier = self._verifier(settings)
-            if settings.verify_mode == "parallel" and len(to_check) > 1:
-                # ContextThreadPoolExecutor carries callbacks/tracing context into the threads.
-                with ContextThreadPoolExecutor(max_workers=min(8, len(to_check))) as pool:
-                    verdicts = [v[0] for v in pool.map(
-                        lambda item: verifier.verify([item], language=language), to_check)]
-            else:
-                verdicts = verifier.verify(to_check, language=language) if to_check else []
-        findings = list(state.get("findings", []))
-        for index, (claim, verdict) in enumerate(zip(claims, verdicts, strict=True)):
-            claim.update(verdict)
-            if verdict["verdict"] == "contradicted":
-                findings.append({"type": "contradicted", "severity": "major",
-                                 "claim_index": index, "detail": verdict["reason"]})
-            elif verdict["verdict"] == "neutral":
-                findings.append({"type": "unsupported", "severity": "major",
-                                 "claim_index": index, "detail": verdict["reason"]})
-        return {"claims": claims, "findings": findings, "timings_ms": timings}
+            claim["status"] = _claim_status(claim, first_texts, "complete")
+        warnings = late_warnings(claims, language)
+        regenerations = max(0, state.get("attempts", 1) - 1)
+        confidence = confidence_score(claims, state.get("evidence", []),
+                                      regenerations=regenerations)
+        needs_review = settings.review_mode and confidence < settings.review_threshold
+        flags.append("verified_after_answer")
+        if warnings:
+            flags.append("verification_warning")
+        if needs_review:
+            flags.append("needs_review")
+        return {
+            "claims": claims, "findings": findings, "timings_ms": timings, "flags": flags,
+            "verification": "complete", "checked_claims": len(claims), "warnings": warnings,
+            "verification_error": "", "confidence": confidence,
+            "grounding_score": grounding_score(claims,
+                                               quote_threshold=settings.quote_match_threshold),
+            "review": {"required": True} if needs_review else {},
+        }
 
     def prepare_feedback(self, state: State) -> dict[str, Any]:
         """Turn per-claim verdicts and citation problems into revision instructions."""
@@ -451,7 +509,7 @@ class Nodes:
         names = feedback_prompts.VERDICT_NAMES[language]
         claims = state.get("claims", [])
         for claim in claims:
-            if claim.get("verdict", "neutral") == "supported":
+            if claim.get("verdict", "neutral") in ("supported", UNCHECKED):
                 continue
             quote = claim.get("evidence_quote", "")
             suffix = feedback_prompts.EVIDENCE_SUFFIX[language].format(quote=quote) if quote else ""
@@ -501,12 +559,12 @@ class Nodes:
         answer = ("" if language == "ja" else " ").join(parts)
 
         history = state.get("history", [])
-        first_texts = {c["text"] for c in history[0]["claims"]} if history else None
-        claims: list[Claim] = []
-        for claim in state.get("claims", []):
-            kept = first_texts is None or claim["text"] in first_texts
-            status = "verified" if kept else "revised"
-            claims.append({**claim, "status": status})  # type: ignore[typeddict-item]
+        first_texts = _first_attempt_texts(state)
+        verification = state.get("verification") or "complete"
+        claims: list[Claim] = [
+            {**claim, "status": _claim_status(claim, first_texts, verification)}
+            for claim in state.get("claims", [])
+        ]
         removed = _removed_claims(history, claims)
         regenerations = max(0, state.get("attempts", 1) - 1)
         confidence = confidence_score(claims, evidence, regenerations=regenerations)
@@ -514,7 +572,13 @@ class Nodes:
         flags = _flags(evidence, findings, regenerations)
         if "human_edited" in state.get("flags", []):  # survives the re-verification of an edit
             flags.append("human_edited")
-        needs_review = settings.review_mode and confidence < settings.review_threshold
+        if verification == "partial":
+            flags.append("unchecked_claims")
+        # A deferred answer is reviewed (if at all) once its claims have been verified.
+        needs_review = (settings.review_mode and verification != "pending"
+                        and confidence < settings.review_threshold)
+        if verification == "pending":
+            flags.append("verification_pending")
         return {
             "status": "answered", "answer": answer, "claims": claims, "removed_claims": removed,
             "sources": sources, "confidence": confidence,
@@ -522,6 +586,9 @@ class Nodes:
                                                quote_threshold=settings.quote_match_threshold),
             "flags": flags + (["needs_review"] if needs_review else []),
             "review": {"required": True} if needs_review else {},
+            "verification": verification,
+            "checked_claims": state.get("checked_claims", len(claims)),
+            "verification_error": "", "warnings": [],
         }
 
     def review_answer(self, state: State) -> dict[str, Any]:
@@ -562,10 +629,31 @@ class Nodes:
             "status": "abstained",
             "answer": feedback_prompts.ABSTAIN.get(language, feedback_prompts.ABSTAIN["en"]),
             "claims": [], "removed_claims": removed, "sources": [], "confidence": 0.0,
-            "grounding_score": 0.0,
+            "grounding_score": 0.0, "verification": "none", "checked_claims": 0,
             "flags": _flags(state.get("evidence", []), state.get("findings", []),
                             max(0, state.get("attempts", 0) - 1)) + ["abstained"],
         }
+
+
+def _copy_claims(state: State) -> list[Claim]:
+    """The state's claims as fresh dicts a node may update."""
+    return [cast(Claim, dict(c)) for c in state.get("claims", [])]
+
+
+def _first_attempt_texts(state: State) -> set[str] | None:
+    """Claim texts of the first attempt (None when there was only one)."""
+    history = state.get("history", [])
+    return {c["text"] for c in history[0]["claims"]} if history else None
+
+
+def _claim_status(claim: Claim, first_texts: set[str] | None, verification: str) -> ClaimStatus:
+    """The badge of a final claim: verified / revised, or unchecked / pending / flagged."""
+    verdict = claim.get("verdict")
+    if verdict == UNCHECKED:
+        return "pending" if verification == "pending" else "unchecked"
+    if verdict != "supported":
+        return "flagged"  # only a deferred verification lets an unsupported claim stand
+    return "verified" if first_texts is None or claim["text"] in first_texts else "revised"
 
 
 def _attach_marks(text: str, marks: str, language: str) -> str:

@@ -49,14 +49,28 @@ def route_after_generate(
 def route_after_verify(
     state: State,
 ) -> Literal["finalize_answer", "prepare_feedback", "abstain_answer"]:
-    """Finalize when every claim holds; else revise while the budget lasts; else abstain."""
+    """Finalize when every checked claim holds; else revise while the budget lasts; else abstain.
+
+    Claims the mode left ``unchecked`` (sampled out, or deferred) do not block: a deferred
+    answer goes out as soon as its citations pass the deterministic checks.
+    """
     claims = state.get("claims", [])
-    if claims and all(c.get("verdict") == "supported" for c in claims) and not _has_critical(state):
+    passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
+    if claims and passing and not _has_critical(state):
         return "finalize_answer"
     return _retry_or_abstain(state)
 
 
-def route_after_finalize(state: State) -> Literal["review_answer", "__end__"]:
+def route_after_finalize(
+    state: State,
+) -> Literal["verify_after_answer", "review_answer", "__end__"]:
+    """Verify a deferred answer after returning it; pause for a person when review flagged it."""
+    if state.get("verification") == "pending":
+        return "verify_after_answer"
+    return route_after_deferred(state)
+
+
+def route_after_deferred(state: State) -> Literal["review_answer", "__end__"]:
     """Pause for a person when review mode flagged the answer."""
     review = state.get("review") or {}
     if review.get("required") and not review.get("action"):

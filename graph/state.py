@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from grounded_rag.types import Claim, Draft, Evidence, Finding, Source
+from grounded_rag.types import Claim, Draft, Evidence, Finding, Source, VerificationState
 
 
 class InputState(TypedDict):
@@ -45,6 +45,15 @@ class OutputState(TypedDict, total=False):
     """Milliseconds per stage, summed over the loop's attempts."""
     language: str
     """Language of the answer (``ja`` or ``en``)."""
+    verification: VerificationState
+    """How far the claims were verified (``verify_mode``): complete, partial, pending, failed."""
+    checked_claims: int
+    """How many of ``claims`` the verifier judged (the rest are ``unchecked``)."""
+    verification_error: str
+    """Why a deferred verification failed ("" otherwise)."""
+    warnings: list[str]
+    """Claims a deferred verification found contradicted or unsupported, in the answer's
+    language (the answer had already been returned)."""
 
 
 class State(InputState, OutputState, total=False):

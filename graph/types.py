@@ -14,6 +14,18 @@ from typing_extensions import TypedDict
 VerdictLabel = Literal["supported", "contradicted", "neutral"]
 """Three-way NLI label of one claim against its evidence."""
 
+ClaimVerdictLabel = Literal["supported", "contradicted", "neutral", "unchecked"]
+"""A claim's verdict in the output: a ``VerdictLabel``, or ``unchecked`` when the claim was
+not verified (``verify_mode`` sampled, or deferred while its verification is pending)."""
+
+ClaimStatus = Literal["verified", "revised", "removed", "unchecked", "pending", "flagged"]
+"""A claim's badge: what the loop (or the verification after the answer) made of it."""
+
+VerificationState = Literal["complete", "partial", "pending", "failed", "none"]
+"""How far an answer's claims were verified: ``complete`` (all of them, before or after the
+answer), ``partial`` (sampled: some are unchecked), ``pending`` (deferred, still running),
+``failed`` (deferred, crashed: see ``verification_error``), ``none`` (no claims)."""
+
 Severity = Literal["critical", "major", "minor", "info"]
 """How much a finding matters: ``critical`` blocks an answer on its own."""
 
@@ -65,16 +77,19 @@ class Claim(TypedDict):
     """The claim, in the question's language."""
     citations: list[Citation]
     """Citations that back the claim."""
-    verdict: NotRequired[VerdictLabel]
-    """NLI verdict against the cited (or retrieved) evidence."""
+    verdict: NotRequired[ClaimVerdictLabel]
+    """NLI verdict against the cited (or retrieved) evidence; ``unchecked`` if not verified."""
     reason: NotRequired[str]
     """Short reason for the verdict."""
     evidence_quote: NotRequired[str]
     """The evidence sentence that decided the verdict."""
     support: NotRequired[float]
     """Probability-like support score in [0, 1] (1 = fully supported)."""
-    status: NotRequired[Literal["verified", "revised", "removed"]]
-    """What the self-correction loop did with this claim (for badges in the UI)."""
+    status: NotRequired[ClaimStatus]
+    """What the loop did with this claim (for badges in the UI): ``verified``, ``revised``,
+    ``removed``; ``unchecked`` (sampled out), ``pending`` (deferred verification running),
+    ``flagged`` (verified after the answer was returned and found contradicted or
+    unsupported)."""
     statement: NotRequired[int]
     """Index of the answer statement the claim was extracted from."""
 

@@ -11,10 +11,13 @@ The fakes answer by question, so concurrent requests can be told apart:
 - a question mentioning 24 hours -> a wrong first draft (24 h) that the verifier
   contradicts, then the right one (a revised claim, a removed claim);
 - "capital of Australia" / "unanswerable" -> weak evidence, abstention, no model call;
+- a question mentioning "fragile" -> a claim that crashes the verifier (deferred failure);
 - anything else -> the X100 battery answer.
 
-The generator goes through ``BaseChatModel._generate`` and reports usage metadata as
-``gpt-4.1-mini``, so token and cost metrics are exercised end to end.
+The verifier sleeps ``$GR_TEST_VERIFY_DELAY`` seconds per call (default 0), so a deferred
+verification can be caught while it runs. The generator goes through
+``BaseChatModel._generate`` and reports usage metadata as ``gpt-4.1-mini``, so token and
+cost metrics are exercised end to end.
 """
 
 from __future__ import annotations
@@ -78,6 +81,10 @@ def cited_answer(prompt: str) -> dict[str, Any]:
         n = match.group(1)
         return {"answerable": True, "statements": [
             _statement(f"Item {n} weighs {n} kg.", f"items#sec{n}", f"Item {n} weighs {n} kg")]}
+    if "fragile" in question.lower():
+        return {"answerable": True, "statements": [
+            _statement("The fragile X100 battery lasts up to 10 hours.", "x100-spec#sec2",
+                       "battery lasts up to 10 hours")]}
     if "24" in question and not revising:
         return {"answerable": True, "statements": [
             _statement("The X100 battery lasts 24 hours.", "x100-spec#sec2",
@@ -133,10 +140,21 @@ def no_24(text: str) -> tuple[str, str]:
     return "supported", "Stated in the source."
 
 
+class ServingVerifier(ScriptedVerifier):
+    """The scripted judge, slowed by ``$GR_TEST_VERIFY_DELAY``; a 'fragile' claim crashes it."""
+
+    def verify(self, claims: list[Any], *, language: str) -> list[Any]:
+        """Sleep, crash on 'fragile', else judge by ``no_24``."""
+        time.sleep(float(os.environ.get("GR_TEST_VERIFY_DELAY", "0")))
+        if any("fragile" in c["text"] for c in claims):
+            raise RuntimeError("the judge is unavailable")
+        return super().verify(claims, language=language)
+
+
 def build_test_graph(**kwargs: Any) -> Any:
     """The workflow with the question-aware fakes."""
     return build_graph(retriever=QuestionRetriever(), generator=FakeProviderModel(),
-                       extractor="rules", verifier=ScriptedVerifier(no_24), **kwargs)
+                       extractor="rules", verifier=ServingVerifier(no_24), **kwargs)
 
 
 def create_test_app() -> Any:

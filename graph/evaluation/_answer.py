@@ -9,11 +9,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+
 from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._datasets import EvalItem, classify_baseline
 from grounded_rag.evaluation._verify import InstrumentedVerifier
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.types import Evidence
+from grounded_rag.verification.modes import claim_to_check
 
 RetrieverFactory = Callable[[list[dict[str, str]]], Retriever]
 """Builds a retriever over documents ``{id, title, text, url}``."""
@@ -57,6 +60,17 @@ class RecordingRetriever:
         return self.last
 
 
+class ChatCallCounter(BaseCallbackHandler):
+    """Counts chat model calls (generator, extractor, API judges) of one run."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """One more call."""
+        self.calls += 1
+
+
 def _norm(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     return re.sub(r"[\s\u3000、。,.「」『』()（）\"'・]+", "", text)
@@ -81,7 +95,8 @@ def answer_item(
     from langchain_core.callbacks import UsageMetadataCallbackHandler
 
     usage = UsageMetadataCallbackHandler()
-    config = {"configurable": dict(configurable), "callbacks": [usage]}
+    chats = ChatCallCounter()
+    config = {"configurable": dict(configurable), "callbacks": [usage, chats]}
     before = verifier.counts()
     drafts: list[dict[str, Any]] = []
     checks: list[list[dict[str, Any]]] = []
@@ -99,7 +114,7 @@ def answer_item(
             if node in {"generate_answer", "revise_answer"}:
                 draft = update.get("draft")
                 declined = draft is not None and not draft.get("answerable", True)
-            if node == "verify_claims":
+            if node in {"verify_claims", "verify_after_answer"}:
                 checks.append([
                     {"text": str(c.get("text", ""))[:200], "verdict": c.get("verdict"),
                      "support": round(float(c.get("support", 0.0)), 4),
@@ -130,6 +145,7 @@ def answer_item(
     else:
         reason = "verification_failed"
     claims = final.get("claims") or []
+    judged_against = {e["source_id"]: e for e in retrieved}
     cited_docs = {s["id"].split("#")[0] for s in final.get("sources") or []}
     citations = [
         {"located": c.get("start", -1) >= 0 and float(c.get("match", 0.0)) >= 0.85,
@@ -153,6 +169,14 @@ def answer_item(
         "grounding_score": final.get("grounding_score"),
         "confidence": final.get("confidence"),
         "verdicts": [c.get("verdict", "neutral") for c in claims],
+        "verification": final.get("verification"),
+        "checked_claims": final.get("checked_claims"),
+        # What a claim was judged against, so another judge can audit the same claims.
+        "final_claims": [
+            {"text": c["text"], "verdict": c.get("verdict", "neutral"),
+             "evidence": [{k: e[k] for k in ("source_id", "doc_id", "title", "text")}
+                          for e in claim_to_check(c, list(judged_against.values()))["evidence"]]}
+            for c in claims],
         "citations": citations,
         "drafts": drafts,
         "checks": checks,
@@ -167,6 +191,8 @@ def answer_item(
         "latency_ms": round(wall_ms, 3),
         "verifier_calls": after[0] - before[0],
         "model_calls": after[1] - before[1],
+        "model_claims": after[2] - before[2],
+        "chat_calls": chats.calls,
         "tokens": {"input": tokens_in, "output": tokens_out, "total": tokens_in + tokens_out},
         "cost_usd": round(cost, 8) if cost is not None else None,
         "findings": sorted({f["type"] for f in final.get("findings") or []}),
@@ -190,10 +216,13 @@ def answer_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
     retrieved = [r for r in results if r["gold_retrieved"] is not None]
     cited = [r for r in answered if r["gold_cited"] is not None]
     matched = [r for r in answered if r["answer_match"] is not None]
+    # A claim the verifier rejected (or any answer to an unanswerable question); claims left
+    # unchecked by sampled verification are unknown, not hallucinated (see unchecked_claim_rate).
     hallucinated = [
         r for r in answered
-        if r["answerable"] is False or any(v != "supported" for v in r["verdicts"])
+        if r["answerable"] is False or any(v in ("contradicted", "neutral") for v in r["verdicts"])
     ]
+    final_verdicts = [v for r in answered for v in r["verdicts"]]
     stages: dict[str, list[float]] = defaultdict(list)
     for r in results:
         for stage, ms in r["timings_ms"].items():
@@ -222,6 +251,7 @@ def answer_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_grounding_score": m.mean([float(r["grounding_score"] or 0.0) for r in answered]),
         "mean_confidence": m.mean([float(r["confidence"] or 0.0) for r in answered]),
         "hallucination_rate": m.rate(len(hallucinated), len(answered)),
+        "unchecked_claim_rate": m.rate(final_verdicts.count("unchecked"), len(final_verdicts)),
         "regenerations_per_question": m.mean([r["regenerations"] for r in results]),
         "latency_ms": {
             stage: {"p50": m.percentile(v, 50), "p99": m.percentile(v, 99), "n": len(v)}

@@ -66,7 +66,10 @@ def run_eval(
         retriever_factory: builds a retriever over ``{id, title, text, url}`` documents;
             default: in-memory retrieval in the ``retrieval`` mode.
         retrieval: in-memory retrieval mode for the answer task: hybrid, bm25 or vector.
-        settings: graph settings for the answer task (``top_k``, ``abstain_threshold``, ...).
+        settings: graph settings (``preset``, ``top_k``, ``abstain_threshold``, ...). The
+            verify task uses the verification ones: ``verify_mode`` (``sampled`` judges a
+            sample), ``verify_sample_rate``, ``verify_execution`` and ``verifier_model``
+            (a preset's judge), each resolved through the preset like in the graph.
         out_dir: where reports and the per-item cache go; None writes nothing (no cache).
         resume: reuse cached per-item results; False recomputes and rewrites the cache.
         sample: ``stratified`` (default), ``balanced`` or ``head`` (see ``sample_items``).
@@ -91,16 +94,21 @@ def run_eval(
     model_label = spec
     if verifier is not None or generator is not None:
         model_label = "+".join(_label(x) for x in (generator, verifier) if x is not None)
-    settings = dict(settings or {})
+    from grounded_rag.context import apply_preset, validate_settings
+
+    settings = validate_settings(dict(settings or {}))
+    resolved = apply_preset({**settings, "generator_model": settings.get("generator_model")
+                             or spec})
     variant = ""
     if task == ANSWER:
-        from grounded_rag.context import validate_settings
-
-        settings = validate_settings(settings)
         variant = f"retrieval={retrieval if retriever_factory is None else 'custom'};" + ";".join(
             f"{k}={v}" for k, v in sorted(settings.items()))
+    elif settings:
+        variant = _verify_variant(resolved)
 
-    judge = resolve_verifier(verifier if verifier is not None else spec, "")
+    # The preset's judge (or an explicit verifier_model) judges both tasks' claims.
+    judge = resolve_verifier(verifier if verifier is not None
+                             else (resolved.verifier_model or spec), "")
     instrumented = _verify.InstrumentedVerifier(judge)
 
     out_path = Path(out_dir) if out_dir is not None else None
@@ -113,7 +121,7 @@ def run_eval(
     results: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
     cached = 0
-    run_item = _make_runner(task, data, instrumented, generator=generator,
+    run_item = _make_runner(task, data, instrumented, resolved, generator=generator,
                             retriever_factory=retriever_factory, retrieval=retrieval,
                             spec=spec if generator is None else "", settings=settings,
                             price=price if price is not None else _answer.PRICES_PER_MTOK.get(spec))
@@ -153,6 +161,7 @@ def run_eval(
     if out_path is not None:
         from grounded_rag.evaluation._report import write_reports
 
+        report["cache"] = str(cache.path)  # per-item results, one JSON line each
         report["files"] = write_reports(report, results, out_path)
     return report
 
@@ -161,6 +170,7 @@ def _make_runner(
     task: str,
     data: Dataset,
     instrumented: _verify.InstrumentedVerifier,
+    resolved: Any,
     *,
     generator: Any,
     retriever_factory: _answer.RetrieverFactory | None,
@@ -170,7 +180,9 @@ def _make_runner(
     price: tuple[float, float] | None,
 ) -> Callable[[EvalItem], dict[str, Any]]:
     if task == VERIFY:
-        return lambda item: _verify.verify_item(item, instrumented)
+        return lambda item: _verify.verify_item(
+            item, instrumented, mode=resolved.verify_mode,
+            sample_rate=resolved.verify_sample_rate, execution=resolved.verify_execution)
 
     from grounded_rag.graph import build_graph
 
@@ -197,6 +209,20 @@ def _make_runner(
                                    configurable=configurable, price=price)
 
     return run
+
+
+def _verify_variant(resolved: Any) -> str:
+    """The cache variant of a verify run: only the settings that change its verdicts."""
+    mode = "full" if resolved.verify_mode == "deferred" else resolved.verify_mode
+    parts = [f"verify_mode={mode}"]
+    if mode == "sampled":
+        parts.append(f"verify_sample_rate={resolved.verify_sample_rate:g}")
+    if resolved.verify_execution != "batch":
+        parts.append(f"verify_execution={resolved.verify_execution}")
+    if resolved.verifier_model:
+        parts.append(f"verifier_model={resolved.verifier_model}")
+    variant = ";".join(parts)
+    return "" if variant == "verify_mode=full" else variant
 
 
 def build_report(

@@ -12,6 +12,8 @@ from grounded_rag.evaluation._datasets import EvalItem
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.cascade import CascadeVerifier
+from grounded_rag.verification.modes import UNCHECKED, run_verifier
+from grounded_rag.verification.sampling import select_claims
 
 
 class CountingVerifier:
@@ -104,21 +106,34 @@ def label3_of(verdicts: Sequence[str]) -> str:
     return "neutral"
 
 
-def verify_item(item: EvalItem, verifier: InstrumentedVerifier) -> dict[str, Any]:
-    """Judge every claim of one item in a single verifier call; a JSON-ready result."""
+def verify_item(item: EvalItem, verifier: InstrumentedVerifier, *, mode: str = "full",
+                sample_rate: float = 1.0, execution: str = "batch") -> dict[str, Any]:
+    """Judge the claims of one item (one verifier call in batch); a JSON-ready result.
+
+    ``mode="sampled"`` judges only the claims ``select_claims`` picks (risky ones plus a
+    ``sample_rate`` share of the rest); the others are ``unchecked`` and count as passed, as
+    they do in an answer. ``deferred`` judges every claim, like ``full`` (it changes when
+    the reader sees the verdicts, not which claims get one).
+    """
     evidence = [as_evidence(s) for s in item.sources]
     asked = {"question": item.claim_question} if item.claim_question else {}
     to_check = [ClaimToCheck(text=c, evidence=evidence, **asked) for c in item.claims]
+    chosen = (select_claims(item.claims, sample_rate) if mode == "sampled"
+              else list(range(len(to_check))))
     before = verifier.counts()
     start = time.perf_counter()
-    verdicts = verifier.verify(to_check, language=item.language) if to_check else []
+    judged = run_verifier(verifier, [to_check[i] for i in chosen], execution=execution,
+                          language=item.language)
     seconds = time.perf_counter() - start
     after = verifier.counts()
-    if len(verdicts) != len(to_check):
-        raise RuntimeError(f"verifier returned {len(verdicts)} verdicts for {len(to_check)} claims")
+    by_index = dict(zip(chosen, judged, strict=True))
+    # An unchecked claim passes (support 1.0), exactly as it would in an answer.
+    passed = ClaimVerdict(verdict="supported", reason="", evidence_quote="", support=1.0)
+    verdicts = [by_index.get(i, passed) for i in range(len(to_check))]
     labels = [v["verdict"] for v in verdicts]
     supports = [float(v.get("support", 1.0 if v["verdict"] == "supported" else 0.0))
                 for v in verdicts]
+    shown = [v["verdict"] if i in by_index else UNCHECKED for i, v in enumerate(verdicts)]
     return {
         "id": item.id,
         "subset": item.subset,
@@ -130,12 +145,13 @@ def verify_item(item: EvalItem, verifier: InstrumentedVerifier) -> dict[str, Any
         "pred_label3": label3_of(labels) if labels else "supported",
         "score": round(1.0 - min(supports), 6) if supports else 0.0,
         "claims": [
-            {"text": c, "verdict": v["verdict"], "support": round(s, 6),
+            {"text": c, "verdict": label, "support": round(s, 6),
              "reason": (v.get("reason") or "")[:300],
              "evidence_quote": (v.get("evidence_quote") or "")[:300]}
-            for c, v, s in zip(item.claims, verdicts, supports, strict=True)
+            for c, v, s, label in zip(item.claims, verdicts, supports, shown, strict=True)
         ],
         "n_claims": len(to_check),
+        "checked_claims": len(chosen),
         "verifier_calls": after[0] - before[0],
         "model_calls": after[1] - before[1],
         "model_claims": after[2] - before[2],
@@ -170,7 +186,7 @@ def verify_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
             if gold is None:
                 continue
             sentence_gold.append(bool(gold))
-            sentence_pred.append(claim["verdict"] != "supported")
+            sentence_pred.append(claim["verdict"] not in ("supported", UNCHECKED))
             sentence_scores.append(1.0 - float(claim["support"]))
     if sentence_gold:
         out["sentence_level"] = _binary_block(sentence_gold, sentence_pred, sentence_scores)
@@ -179,6 +195,8 @@ def verify_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["cost"] = {
         "claims": claims,
         "claims_per_item": m.mean([r["n_claims"] for r in rows]),
+        "checked_claim_share": (round(sum(r.get("checked_claims", r["n_claims"]) for r in rows)
+                                      / claims, 4) if claims else None),
         "verifier_seconds": round(seconds, 3),
         "claims_verified_per_second": round(claims / seconds, 3) if seconds else None,
         "seconds_per_item_p50": m.percentile([r["seconds"] for r in rows], 50),

@@ -37,7 +37,9 @@ def register(sub: Any) -> None:
                         help="answer task: in-memory retrieval mode (default hybrid)")
     parser.add_argument("--set", dest="settings", action="append", default=[],
                         metavar="KEY=VALUE",
-                        help="answer task: graph setting, e.g. --set abstain_threshold=0.4")
+                        help="graph setting, e.g. --set abstain_threshold=0.4 or --set "
+                        "preset=fast; the verify task uses verify_mode, verify_sample_rate, "
+                        "verify_execution and verifier_model")
     parser.add_argument("--price", default=None, metavar="IN,OUT",
                         help="USD per million input,output tokens for cost per question")
     parser.add_argument("--batching-check", action="store_true",

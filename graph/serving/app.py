@@ -9,6 +9,7 @@
   progress events, then the final result;
 - ``GET /reviews``, ``GET|POST /reviews/{thread_id}``: answers paused in review mode and
   the reviewer's decision (approve / edit / reject);
+- ``GET /answers/{thread_id}``: a thread's latest answer, with its (deferred) verification;
 - ``/healthz``, ``/metrics`` (Prometheus text) and the cited-answer page at ``/``.
 
 Settings travel as ``config["configurable"]`` (LangServe's only channel). They are checked
@@ -42,6 +43,14 @@ from pydantic import BaseModel, Field, StrictStr
 
 from grounded_rag import questions
 from grounded_rag.context import SETTING_NAMES, validate_settings
+from grounded_rag.presets import layer_settings
+from grounded_rag.serving._deferred import (
+    DEFAULT_TIMEOUT_S,
+    DeferredVerifications,
+    is_deferred,
+    mark_deferred,
+)
+from grounded_rag.serving._deferred import is_pending as _verification_pending
 from grounded_rag.serving.metrics import CONTENT_TYPE_LATEST, PriceTable, RagMetrics
 
 log = logging.getLogger(__name__)
@@ -52,7 +61,8 @@ DEFAULT_MAX_QUESTION_CHARS = questions.MAX_QUESTION_CHARS
 """Longest question accepted; longer ones get a 422 before any work is done."""
 
 OUTPUT_KEYS = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
-               "confidence", "grounding_score", "findings", "flags", "timings_ms", "language")
+               "confidence", "grounding_score", "findings", "flags", "timings_ms", "language",
+               "verification", "checked_claims", "verification_error", "warnings")
 """The output contract's keys (issue 2), in display order."""
 
 SERVER_ONLY_SETTINGS = frozenset({"store_dir"})
@@ -239,10 +249,12 @@ class _Served:
         self.max_question_chars = max_question_chars
         self.store_dir = store_dir
         self.review_locks: dict[str, asyncio.Lock] = {}
+        self.deferred = DeferredVerifications(graph, self.config, metrics=metrics)
 
     def config(self, settings: Mapping[str, Any], thread_id: str) -> RunnableConfig:
-        configurable = {**self.settings, **settings, "thread_id": thread_id}
-        return {"configurable": configurable, "callbacks": [self.metrics.observer()]}
+        configurable = {**layer_settings(self.settings, settings), "thread_id": thread_id}
+        return mark_deferred({"configurable": configurable,
+                              "callbacks": [self.metrics.observer()]})
 
 
 def _compile(graph: Any) -> Pregel:
@@ -266,6 +278,7 @@ def create_app(
     prices: PriceTable | str | Path | Mapping[str, Any] | None = None,
     metrics: RagMetrics | None = None,
     max_question_chars: int = DEFAULT_MAX_QUESTION_CHARS,
+    deferred_timeout_s: float = DEFAULT_TIMEOUT_S,
     title: str = "grounded-rag",
 ) -> FastAPI:
     """Build the serving app.
@@ -281,6 +294,8 @@ def create_app(
         prices: model price table (dict or JSON/TOML path) overlaid on the defaults.
         metrics: a ``RagMetrics`` to record into (default: a fresh one).
         max_question_chars: longest question accepted.
+        deferred_timeout_s: a deferred verification still running after this long is
+            recorded as failed.
         title: the OpenAPI title.
     """
     from langserve import add_routes
@@ -296,6 +311,7 @@ def create_app(
         defaults["store_dir"] = store_dir
     served = _Served(served_graph, checkpointer, defaults, metrics or RagMetrics(prices),
                      max_question_chars, store_dir)
+    served.deferred.timeout_s = deferred_timeout_s
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -303,7 +319,15 @@ def create_app(
             served_graph.checkpointer = saver
             log.info("serving %s with a %s checkpointer", served_graph.name,
                      checkpointer_kind(checkpointer))
-            yield
+            served.deferred.loop = asyncio.get_running_loop()
+            try:
+                await served.deferred.recover(saver)
+            except Exception:  # an unreadable old checkpoint must not keep the server down
+                log.exception("could not look for deferred verifications left pending")
+            try:
+                yield
+            finally:
+                await served.deferred.aclose()
 
     app = FastAPI(title=title, version=_version(), lifespan=lifespan,
                   description="Answers from your documents with verified citations, or an "
@@ -320,7 +344,7 @@ def create_app(
         # configurable from what the client actually sent (validated above).
         pending: list[dict[str, Any]] = getattr(request.state, "rag_configurables", [])
         sent = pending.pop(0) if pending else {}
-        configurable = {**served.settings, **sent}
+        configurable = layer_settings(served.settings, sent)
         if "thread_id" not in configurable and not request.url.path.endswith("/batch"):
             configurable["thread_id"] = str(uuid.uuid4())
         if "thread_id" in configurable:
@@ -331,8 +355,14 @@ def create_app(
     def per_run_config(config: RunnableConfig) -> RunnableConfig:
         # Batch items without a thread id get one each (never a shared thread).
         extra: RunnableConfig = {"callbacks": [served.metrics.observer()]}
-        if not (config.get("configurable") or {}).get("thread_id"):
-            extra["configurable"] = {"thread_id": str(uuid.uuid4())}
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if not thread_id:
+            thread_id = str(uuid.uuid4())
+            extra["configurable"] = {"thread_id": thread_id}
+        if is_deferred(config):
+            # Verify in the background once the run has returned its answer.
+            extra["callbacks"] = [*extra["callbacks"], served.deferred.observer(thread_id)]
+            extra["metadata"] = mark_deferred(config).get("metadata", {})
         return extra
 
     runnable = _ServedGraph(bound=served_graph, config_factories=[per_run_config],
@@ -388,7 +418,12 @@ def create_app(
     # -- the page's streamed ask ----------------------------------------------------------------
     @app.post("/ask/stream", tags=["ask"])
     async def ask_stream(body: AskRequest) -> Response:
-        """Run one question; SSE ``start``, ``progress`` (per stage), then ``result``."""
+        """Run one question; SSE ``start``, ``progress`` (per stage), then ``result``.
+
+        With ``verify_mode="deferred"`` the ``result`` comes with ``verification:
+        "pending"`` and the stream stays open for one more event, ``verification``: the
+        same answer with its verdicts, findings and warnings (or ``"failed"`` and the error).
+        """
         from sse_starlette import EventSourceResponse
 
         question = check_question(body.question, ["body", "question"],
@@ -408,13 +443,33 @@ def create_app(
                         yield _sse("progress", chunk)
                     else:
                         last = chunk
-                yield _sse("result", await _result(served_graph, thread_id, last))
+                result = await _result(served_graph, thread_id, last)
+                yield _sse("result", result)
+                if result.get("verification") == "pending":
+                    await served.deferred.wait(thread_id)
+                    yield _sse("verification", await _answer(served_graph, thread_id))
             except Exception as exc:
                 log.exception("run %s failed", thread_id)
                 yield _sse("error", {"message": f"{type(exc).__name__}: {exc}",
                                      "thread_id": thread_id})
 
         return EventSourceResponse(events(), ping=15)
+
+    # -- answers and their deferred verification --------------------------------------------
+    @app.get("/answers/{thread_id}", tags=["ask"])
+    async def get_answer(thread_id: str, wait: float = 0.0) -> dict[str, Any]:
+        """A thread's latest answer; ``wait`` (seconds, at most 300) waits for its verification.
+
+        A pending deferred verification that nobody runs (a restart, a client that left) is
+        started here. ``verification`` is ``pending`` while it runs, then ``complete`` (with
+        verdicts, findings and ``warnings``) or ``failed`` (with ``verification_error``).
+        """
+        snapshot = await served_graph.aget_state({"configurable": {"thread_id": thread_id}})
+        if not snapshot or not snapshot.values:
+            raise HTTPException(404, f"no answer on thread {thread_id!r}")
+        if _verification_pending(snapshot):
+            await served.deferred.wait(thread_id, timeout=max(0.0, min(wait, 300.0)))
+        return await _answer(served_graph, thread_id)
 
     # -- human review -----------------------------------------------------------------------
     @app.get("/reviews", tags=["review"])
@@ -462,7 +517,10 @@ def create_app(
             config = served.config(original, thread_id)
             resume = decision.model_dump(exclude_none=True)
             values = await served_graph.ainvoke(Command(resume=resume), config)
-            return await _result(served_graph, thread_id, values)
+            result = await _result(served_graph, thread_id, values)
+            if result.get("verification") == "pending":  # an edit, verified after the answer
+                await served.deferred.start_if_pending(thread_id)
+            return result
 
     return app
 
@@ -541,6 +599,12 @@ async def _result(graph: Pregel, thread_id: str, values: Mapping[str, Any]) -> d
         review = dict((snapshot.values or {}).get("review") or {}) if snapshot else {}
         out["review"] = {"pending": False, **review}
     return out
+
+
+async def _answer(graph: Pregel, thread_id: str) -> dict[str, Any]:
+    """The thread's current answer as the output contract (re-read from the checkpointer)."""
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    return await _result(graph, thread_id, (snapshot.values if snapshot else None) or {})
 
 
 def _sse(event: str, data: Any) -> dict[str, str]:

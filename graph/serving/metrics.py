@@ -40,6 +40,9 @@ __all__ = [
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Seed 002's buckets, extended to the tens of seconds a local model takes."""
 
+LATE_VERIFICATION = "deferred_resume"
+"""Run metadata key of a run that finishes a deferred verification (counted apart)."""
+
 COST_BUCKETS = (0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
 
 _HALLUCINATION_KINDS = {"contradicted": "contradicted", "neutral": "unsupported"}
@@ -64,6 +67,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gpt-4.1": ModelPrice(input=2.00, output=8.00),
     "gpt-4.1-nano": ModelPrice(input=0.10, output=0.40),
     "gemini-2.5-flash": ModelPrice(input=0.30, output=2.50),
+    "gemini-2.5-flash-lite": ModelPrice(input=0.10, output=0.40),
     "gemini-2.5-pro": ModelPrice(input=1.25, output=10.00),
     "local": ModelPrice(input=0.0, output=0.0),
 }
@@ -183,6 +187,11 @@ class RagMetrics:
                             ["model"], registry=r)
         self.query_cost = Histogram("rag_query_cost_usd", "Model spend per query in USD.",
                                     ["model"], buckets=COST_BUCKETS, registry=r)
+        self.deferred = Counter(
+            "rag_deferred_verifications_total",
+            "Verifications finished after the answer was returned (verify_mode=deferred), by "
+            "outcome: verified (every claim supported), warning (a claim flagged), failed.",
+            ["outcome"], registry=r)
         # Zero-valued series show up in /metrics before the first query.
         for event in ("requested", "approved", "rejected", "edited"):
             self.reviews.labels(event=event)
@@ -203,8 +212,9 @@ class RagMetrics:
             self.latency.labels(stage=stage).observe(max(0.0, float(ms)) / 1000)
         if wall_s is not None:
             self.latency.labels(stage="total").observe(wall_s)
-        for claim in result.get("claims") or []:
-            self.verdicts.labels(verdict=claim.get("verdict", "neutral")).inc()
+        if result.get("verification") != "pending":  # pending verdicts are counted later
+            for claim in result.get("claims") or []:
+                self.verdicts.labels(verdict=claim.get("verdict", "neutral")).inc()
         for claim in result.get("removed_claims") or []:
             verdict = claim.get("verdict", "neutral")
             self.verdicts.labels(verdict=verdict).inc()
@@ -217,6 +227,16 @@ class RagMetrics:
             self.abstentions.labels(reason=_abstain_reason(result)).inc()
         else:
             self.confidence.observe(float(result.get("confidence") or 0.0))
+
+    def observe_late_verification(self, result: Mapping[str, Any]) -> None:
+        """Record a deferred verification that finished (its query was counted already)."""
+        if result.get("verification") == "failed":
+            self.deferred.labels(outcome="failed").inc()
+            return
+        for claim in result.get("claims") or []:
+            self.verdicts.labels(verdict=claim.get("verdict", "neutral")).inc()
+        outcome = "warning" if result.get("warnings") else "verified"
+        self.deferred.labels(outcome=outcome).inc()
 
     def observe_usage(self, model: str, input_tokens: int, output_tokens: int) -> float:
         """Record one model call's tokens; returns its cost in USD (0 for unknown models)."""
@@ -284,6 +304,7 @@ class QueryObserver(BaseCallbackHandler):
         self._lock = threading.Lock()
         self._root: UUID | None = None
         self._root_is_resume = False
+        self._root_is_late_verification = False
         self._started = 0.0
         self._review_nodes: set[UUID] = set()
         self._model_of: dict[UUID, str] = {}
@@ -301,6 +322,8 @@ class QueryObserver(BaseCallbackHandler):
                 self._root = run_id
                 self._started = time.perf_counter()
                 self._root_is_resume = type(inputs).__name__ == "Command"
+                metadata = kwargs.get("metadata") or {}
+                self._root_is_late_verification = bool(metadata.get(LATE_VERIFICATION))
             elif kwargs.get("name") == "review_answer":
                 self._review_nodes.add(run_id)
 
@@ -317,6 +340,9 @@ class QueryObserver(BaseCallbackHandler):
         if run_id != self._root or not isinstance(outputs, dict):
             return
         self.result = dict(outputs)
+        if self._root_is_late_verification:
+            self.metrics.observe_late_verification(outputs)
+            return
         if "needs_review" in (outputs.get("flags") or []):
             # Paused for a person: the query is counted when the review resumes it.
             self.metrics.reviews.labels(event="requested").inc()

@@ -3,11 +3,17 @@
 
 (function () {
   const $ = (id) => document.getElementById(id);
-  const BADGE_TEXT = { verified: "verified", revised: "revised", removed: "removed" };
+  const BADGE_TEXT = {
+    verified: "verified", revised: "revised", removed: "removed", unchecked: "unchecked",
+    pending: "checking", flagged: "warning",
+  };
   const BADGE_HELP = {
     verified: "Verified: the cited source supports this claim.",
     revised: "Revised: this claim was corrected during verification and then verified.",
     removed: "Removed: the sources did not support this claim, so it was dropped.",
+    unchecked: "Unchecked: sampled verification did not check this claim; only its citation was checked.",
+    pending: "Checking: this claim is being verified after the answer was shown.",
+    flagged: "Warning: checked after the answer was shown, the sources do not support this claim.",
   };
   let startedAt = 0;
   let currentThread = null;
@@ -46,6 +52,8 @@
     if (retries !== "") settings.max_retries = Number(retries);
     if (topK !== "") settings.top_k = Number(topK);
     if ($("review_mode").checked) settings.review_mode = true;
+    if ($("preset").value) settings.preset = $("preset").value;
+    if ($("verify_mode").value) settings.verify_mode = $("verify_mode").value;
     return settings;
   }
 
@@ -122,16 +130,24 @@
       await readEvents(response, (event, data) => {
         if (event === "start") currentThread = data.thread_id;
         else if (event === "progress") addProgress(data.message);
-        else if (event === "result") render(data);
+        else if (event === "result") { render(data); idle(); }
+        else if (event === "verification") applyVerification(data);
         else if (event === "error") showError(`The run failed: ${data.message}`);
       });
     } catch (err) {
       showError(`Could not reach the server: ${err.message}`);
     } finally {
-      result.removeAttribute("aria-busy");
-      button.disabled = false;
-      button.textContent = "Ask";
+      idle();
     }
+  }
+
+  // The answer is on screen: a deferred verification may still follow on the same stream,
+  // but the reader can already ask the next question.
+  function idle() {
+    $("result").removeAttribute("aria-busy");
+    const button = $("ask-button");
+    button.disabled = false;
+    button.textContent = "Ask";
   }
 
   function pct(x) { return `${Math.round((Number(x) || 0) * 100)}%`; }
@@ -165,6 +181,9 @@
       });
       if (parts[2]) span.append(parts[2]);
       span.append(" ", badge(status));
+      if (status === "flagged" && claim.reason) {
+        span.append(el("span", { class: "claim-warning", text: ` ${claim.reason}` }));
+      }
       target.append(span, " ");
     });
   }
@@ -208,6 +227,7 @@
     const result = $("result");
     result.hidden = false;
     result.dataset.status = data.status || "";
+    result.dataset.verification = data.verification || "";
     const abstained = data.status === "abstained";
     $("answer-view").hidden = abstained;
     $("abstention").hidden = !abstained;
@@ -231,10 +251,8 @@
       const answer = $("answer");
       answer.lang = data.language || "en";
       renderClaims(data, answer);
-      $("summary").textContent =
-        `${(data.claims || []).length} claim(s) verified against ${(data.sources || []).length} ` +
-        `source(s) · confidence ${pct(data.confidence)} · grounding ${pct(data.grounding_score)}` +
-        ` · ${data.attempts || 0} attempt(s)`;
+      $("summary").textContent = summaryText(data);
+      showVerification(data);
       const removed = data.removed_claims || [];
       $("removed").replaceChildren(...removed.map(claimItem));
       $("removed-section").hidden = removed.length === 0;
@@ -250,6 +268,66 @@
       }
     }
     result.focus();
+  }
+
+  function summaryText(data) {
+    const total = (data.claims || []).length;
+    const checked = data.checked_claims === undefined ? total : data.checked_claims;
+    const what = data.verification === "pending"
+      ? `${total} claim(s), verification running`
+      : checked < total ? `${checked} of ${total} claim(s) verified` : `${total} claim(s) verified`;
+    return `${what} against ${(data.sources || []).length} source(s) · confidence ` +
+      `${pct(data.confidence)} · grounding ${pct(data.grounding_score)} · ` +
+      `${data.attempts || 0} attempt(s)`;
+  }
+
+  // The banner above the answer: verification still running, its late warnings, or its failure.
+  function showVerification(data) {
+    const banner = $("verification-banner");
+    banner.replaceChildren();
+    banner.className = "verification-banner";
+    const state = data.verification;
+    let title = "";
+    if (state === "pending") {
+      banner.classList.add("banner-pending");
+      title = "Verifying the claims: this answer is shown before its verification finished.";
+    } else if (state === "failed") {
+      banner.classList.add("banner-failed");
+      title = "Verification failed, so the claims below are unverified: " +
+        (data.verification_error || "unknown error");
+    } else if ((data.warnings || []).length) {
+      banner.classList.add("banner-warning");
+      title = "Checked after the answer was shown: some claims are not supported by the sources.";
+    } else if ((data.flags || []).includes("verified_after_answer")) {
+      banner.classList.add("banner-ok");
+      title = "Checked after the answer was shown: every claim is supported by its sources.";
+    } else if (state === "partial") {
+      banner.classList.add("banner-partial");
+      title = `Sampled verification: ${data.checked_claims} of ${(data.claims || []).length} ` +
+        "claims were verified; the others only passed the citation checks.";
+    }
+    banner.dataset.verification = state || "";
+    banner.hidden = !title;
+    if (!title) return;
+    banner.append(el("strong", { text: title }));
+    if ((data.warnings || []).length) {
+      banner.append(el("ul", {}, ...data.warnings.map((w) => el("li", { text: w }))));
+    }
+  }
+
+  // A deferred verification finished: update the badges and the banner in place (no reload,
+  // no focus move; the banner is a live region).
+  function applyVerification(data) {
+    if (data.thread_id && currentThread && data.thread_id !== currentThread) return;
+    if (data.status !== "answered") { render(data); return; }
+    const answer = $("answer");
+    renderClaims(data, answer);
+    $("summary").textContent = summaryText(data);
+    showVerification(data);
+    $("result").dataset.verification = data.verification || "";
+    const done = data.verification === "failed" ? "verification failed"
+      : `verified after the answer: ${(data.warnings || []).length} warning(s)`;
+    addProgress(done);
   }
 
   async function decide(action) {

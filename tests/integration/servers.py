@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -91,3 +92,24 @@ def serving_app(tmp: Path, *, checkpointer: str, name: str = "server",
         yield server
     finally:
         server.stop()
+
+
+def read_sse(response: httpx.Response) -> list[tuple[str, object]]:
+    """(event name, decoded data) of every Server-Sent Event in a finished response."""
+    events = []
+    for block in response.text.replace("\r\n", "\n").split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if data:
+            events.append((name, json.loads("\n".join(data))))
+    return events
+
+
+def kill(server: Server) -> None:
+    """Kill the server at once (SIGKILL: no shutdown, like a crash or a lost machine)."""
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(timeout=15)

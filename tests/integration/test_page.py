@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -39,11 +40,11 @@ def console_errors():
     return []
 
 
-@pytest.fixture
-def page(browser, server, console_errors):
+@contextlib.contextmanager
+def open_page(browser, server, errors):
+    """A fresh browser tab on the server's page that fails on errors or outside requests."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
-    errors = console_errors
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     # Offline: any request leaving the test server is a failure.
@@ -55,6 +56,12 @@ def page(browser, server, console_errors):
     context.close()
     assert not errors, errors
     assert not outside, outside
+
+
+@pytest.fixture
+def page(browser, server, console_errors):
+    with open_page(browser, server, console_errors) as tab:
+        yield tab
 
 
 def shots_dir(tmp_path: Path) -> Path:
@@ -170,3 +177,64 @@ def test_review_mode_from_the_page(page, server):
     ask(page, "How long does the X100 battery last?")
     assert page.get_attribute("#result", "data-status") == "answered"
     assert not page.locator("#review-pending").is_visible()
+
+
+@pytest.fixture(scope="module")
+def slow_verifier_server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("page-deferred")
+    with serving_app(tmp, checkpointer=f"sqlite:{tmp / 'c.sqlite'}",
+                     GR_TEST_VERIFY_DELAY="2") as srv:
+        yield srv
+
+
+def ask_deferred(page, question):
+    """Ask with verification after the answer; return once the (unverified) answer shows."""
+    page.click("summary")
+    page.select_option("#verify_mode", "deferred")
+    page.fill("#question", question)
+    page.click("#ask-button")
+    page.wait_for_selector("#result[data-verification=pending]", timeout=30_000)
+
+
+def test_deferred_verification_badges_and_banner_appear_without_a_reload(
+        browser, slow_verifier_server, console_errors, tmp_path):
+    with open_page(browser, slow_verifier_server, console_errors) as page:
+        page.evaluate("window.sameDocument = true")
+        ask_deferred(page, "Does the X100 battery last 24 hours?")
+        # The answer is on screen while its claims are still being checked.
+        assert page.get_attribute("#result", "data-status") == "answered"
+        badges = page.locator("#answer .badge").all_inner_texts()
+        assert [b.split()[-1] for b in badges] == ["checking", "checking"]
+        banner = page.locator("#verification-banner")
+        assert banner.is_visible() and "before its verification finished" in banner.inner_text()
+        assert banner.get_attribute("role") == "status"
+        assert page.evaluate("document.activeElement.id") == "result"
+        assert page.is_enabled("#ask-button")  # the next question need not wait
+        page.screenshot(path=str(shots_dir(tmp_path) / "deferred-pending.png"), full_page=True)
+
+        page.wait_for_selector("#result[data-verification=complete]", timeout=30_000)
+        assert page.evaluate("window.sameDocument") is True  # no reload
+        badges = page.locator("#answer .badge").all_inner_texts()
+        assert [b.split()[-1] for b in badges] == ["warning", "verified"]
+        first = page.locator("#claim-1")
+        assert first.get_attribute("data-status") == "flagged"
+        assert "not 24" in first.inner_text()
+        assert "some claims are not supported" in banner.inner_text()
+        assert "The X100 battery lasts 24 hours." in banner.locator("li").inner_text()
+        assert "banner-warning" in banner.get_attribute("class")
+        assert "2 claim(s) verified" in page.locator("#summary").inner_text()
+        assert page.evaluate("document.activeElement.id") == "result"  # focus stays put
+        page.wait_for_function("!document.querySelector('#result').hasAttribute('aria-busy')")
+        page.screenshot(path=str(shots_dir(tmp_path) / "deferred-warning.png"), full_page=True)
+
+
+def test_deferred_verification_failure_is_shown_on_the_page(
+        browser, slow_verifier_server, console_errors):
+    with open_page(browser, slow_verifier_server, console_errors) as page:
+        ask_deferred(page, "Is the fragile X100 battery any good?")
+        page.wait_for_selector("#result[data-verification=failed]", timeout=30_000)
+        banner = page.locator("#verification-banner")
+        assert "banner-failed" in banner.get_attribute("class")
+        assert "RuntimeError: the judge is unavailable" in banner.inner_text()
+        badges = page.locator("#answer .badge").all_inner_texts()
+        assert [b.split()[-1] for b in badges] == ["unchecked"]

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.integration.servers import serving_app
+from tests.integration.servers import read_sse, serving_app
 
 pytestmark = [pytest.mark.integration]
 
@@ -190,20 +190,6 @@ def test_twenty_concurrent_requests_do_not_mix_state(server):
     latencies = sorted(t for _, _, t in results)
     print(f"\n20 concurrent /rag/invoke: wall {wall * 1000:.0f} ms, median "
           f"{statistics.median(latencies) * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
-
-
-def read_sse(response):
-    events = []
-    for block in response.text.replace("\r\n", "\n").split("\n\n"):
-        name, data = "message", []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if data:
-            events.append((name, json.loads("\n".join(data))))
-    return events
 
 
 def test_ask_stream_sends_progress_then_the_result(http):

@@ -75,6 +75,29 @@ def test_verify_task_metrics_match_hand_count(tmp_path: Path) -> None:
     assert targets["balanced_accuracy"]["met"] is False
 
 
+def test_verify_task_in_sampled_mode_judges_only_the_sample(tmp_path: Path) -> None:
+    fake = CountingScripted()
+    report = run_eval(halueval(tmp_path), verifier=fake, out_dir=tmp_path / "out",
+                      progress=False, settings={"verify_mode": "sampled",
+                                                "verify_sample_rate": "0"})
+    # None of the four answers carries a number, date, negation or name: nothing is judged,
+    # every item passes (an unchecked claim passes in an answer too).
+    assert fake.calls == []
+    m = report["metrics"]
+    assert m["cost"]["checked_claim_share"] == 0.0
+    assert m["recall"] == 0.0 and m["true_negative_rate"] == 1.0
+    assert report["settings"] == {"verify_mode": "sampled", "verify_sample_rate": 0.0}
+    # A sampled run caches apart from a full one; a preset resolves like in the graph.
+    full = run_eval(halueval(tmp_path), verifier=CountingScripted(), out_dir=tmp_path / "out",
+                    progress=False, settings={"preset": "cost_optimized",
+                                              "verify_sample_rate": 1})
+    assert full["n_cached"] == 0 and full["metrics"]["cost"]["checked_claim_share"] == 1.0
+    assert full["metrics"]["recall"] == 0.5
+    again = run_eval(halueval(tmp_path), verifier=CountingScripted(), out_dir=tmp_path / "out",
+                     progress=False, settings={"preset": "fast"})  # deferred = full verdicts
+    assert again["n_cached"] == 0 and again["metrics"]["recall"] == 0.5
+
+
 def test_three_way_and_sentence_level(tmp_path: Path) -> None:
     jnli = write_jsonl(tmp_path / "jnli" / "jnli.jsonl", [
         {"sentence_pair_id": "0", "sentence1": "猫が窓のそばで寝ている。",
@@ -243,6 +266,13 @@ def test_answer_task_on_a_squad_style_set(tmp_path: Path) -> None:
                    for attempt in row["checks"] for c in attempt)
     assert sorted(len(r["checks"]) for r in rows) == [1, 2]
     assert Path(report["files"]["chart"]).exists()
+    # The final claims keep what they were judged against, for an audit by another judge.
+    for row in rows:
+        [claim] = row["final_claims"]
+        assert claim["verdict"] == "supported" and claim["evidence"]
+        assert claim["evidence"][0]["text"] and claim["evidence"][0]["source_id"]
+        assert row["verification"] == "complete" and row["checked_claims"] == 1
+    assert m["unchecked_claim_rate"] == 0.0
 
 
 def test_answer_task_nomiracl_abstention_and_baselines(tmp_path: Path) -> None:

@@ -1,0 +1,127 @@
+"""Judging claims in the three verification modes: full, sampled and deferred (after the answer).
+
+The graph's ``verify_claims`` and ``verify_after_answer`` nodes share these steps: pick the
+evidence each claim is judged against, run the verifier (one batched call, or one call per
+claim in parallel), and write verdicts and findings back. Claims left out are marked
+``unchecked`` with a reason the reader sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables.config import ContextThreadPoolExecutor
+
+from grounded_rag.prompts import verification as texts
+from grounded_rag.types import Claim, Evidence, Finding, VerificationState
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
+
+MAX_EVIDENCE_PER_CLAIM = 3
+"""Chunks a claim is judged against: its cited ones first, then the best other ones."""
+
+UNCHECKED = "unchecked"
+"""The verdict of a claim the verifier did not judge."""
+
+_PARALLEL_MAX_WORKERS = 8
+
+
+def claim_to_check(claim: Claim, evidence: list[Evidence]) -> ClaimToCheck:
+    """A claim with the evidence it is judged against: cited chunks, then the best others."""
+    by_id = {e["source_id"]: e for e in evidence}
+    cited = [by_id[c["source_id"]] for c in claim["citations"] if c["source_id"] in by_id]
+    chosen = list({e["source_id"]: e for e in cited}.values())
+    for e in evidence:
+        if len(chosen) >= MAX_EVIDENCE_PER_CLAIM:
+            break
+        if e not in chosen:
+            chosen.append(e)
+    return {"text": claim["text"], "evidence": chosen}
+
+
+def run_verifier(
+    verifier: Verifier, items: list[ClaimToCheck], *, execution: str, language: str
+) -> list[ClaimVerdict]:
+    """One verdict per item: a single batched call, or one call per claim in parallel."""
+    if not items:
+        return []
+    if execution == "parallel" and len(items) > 1:
+        # ContextThreadPoolExecutor carries callbacks/tracing context into the threads.
+        workers = min(_PARALLEL_MAX_WORKERS, len(items))
+        with ContextThreadPoolExecutor(max_workers=workers) as pool:
+            return [v[0] for v in pool.map(
+                lambda item: verifier.verify([item], language=language), items)]
+    verdicts = verifier.verify(items, language=language)
+    if len(verdicts) != len(items):
+        raise RuntimeError(f"the verifier returned {len(verdicts)} verdicts for "
+                           f"{len(items)} claims")
+    return verdicts
+
+
+def judge_claims(
+    claims: list[Claim],
+    indices: Sequence[int],
+    evidence: list[Evidence],
+    verifier: Verifier,
+    *,
+    execution: str,
+    language: str,
+) -> list[Finding]:
+    """Verify ``claims[i]`` for each index (updating those claims); findings for failures."""
+    items = [claim_to_check(claims[i], evidence) for i in indices]
+    verdicts = run_verifier(verifier, items, execution=execution, language=language)
+    findings: list[Finding] = []
+    for index, verdict in zip(indices, verdicts, strict=True):
+        claims[index].update(verdict)  # type: ignore[typeddict-item]
+        if verdict["verdict"] == "contradicted":
+            findings.append({"type": "contradicted", "severity": "major",
+                             "claim_index": index, "detail": verdict["reason"]})
+        elif verdict["verdict"] == "neutral":
+            findings.append({"type": "unsupported", "severity": "major",
+                             "claim_index": index, "detail": verdict["reason"]})
+    return findings
+
+
+def mark_unchecked(claims: list[Claim], checked: Sequence[int], language: str, *,
+                   pending: bool = False) -> None:
+    """Mark every claim not in ``checked`` as unchecked, with the reason the reader sees."""
+    reasons = texts.PENDING_REASON if pending else texts.UNCHECKED_REASON
+    reason = reasons.get(language, reasons["en"])
+    done = set(checked)
+    for index, claim in enumerate(claims):
+        if index in done:
+            continue
+        for key in ("support", "evidence_quote"):
+            claim.pop(key, None)  # type: ignore[misc]
+        claim.update({"verdict": UNCHECKED, "reason": reason})
+
+
+def verification_state(claims: list[Claim], checked: int) -> VerificationState:
+    """``complete`` when every claim was checked, ``partial`` when some were, ``none`` if none."""
+    if not claims:
+        return "none"
+    return "complete" if checked >= len(claims) else "partial"
+
+
+def late_warnings(claims: list[Claim], language: str) -> list[str]:
+    """One warning per claim a deferred verification found contradicted or unsupported."""
+    return [
+        texts.late_warning(c["text"], c.get("verdict", "neutral"), c.get("reason", ""), language)
+        for c in claims if c.get("verdict") in ("contradicted", "neutral")
+    ]
+
+
+def failed_update(values: Mapping[str, Any], error: str) -> dict[str, Any]:
+    """The state update that records a deferred verification as failed with ``error``.
+
+    Its claims stay unverified (``unchecked``), the answer stays as it was returned.
+    """
+    language = str(values.get("language") or "en")
+    claims: list[Claim] = [dict(c) for c in values.get("claims") or []]  # type: ignore[misc]
+    mark_unchecked(claims, [], language)
+    flags = [f for f in values.get("flags") or [] if f != "verification_pending"]
+    return {
+        "claims": [{**c, "status": "unchecked"} for c in claims],
+        "verification": "failed", "verification_error": error,
+        "flags": [*flags, "verification_failed"],
+    }
