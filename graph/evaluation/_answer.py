@@ -9,8 +9,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-
 from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._datasets import EvalItem, classify_baseline
 from grounded_rag.evaluation._verify import InstrumentedVerifier
@@ -60,15 +58,21 @@ class RecordingRetriever:
         return self.last
 
 
-class ChatCallCounter(BaseCallbackHandler):
-    """Counts chat model calls (generator, extractor, API judges) of one run."""
+def chat_call_counter() -> Any:
+    """A callback handler counting chat model calls (generator, extractor, API judges).
 
-    def __init__(self) -> None:
-        self.calls = 0
+    Built on first use so that importing the evaluation package loads no LangChain.
+    """
+    from langchain_core.callbacks import BaseCallbackHandler
 
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        """One more call."""
-        self.calls += 1
+    class ChatCallCounter(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            self.calls += 1
+
+    return ChatCallCounter()
 
 
 def _norm(text: str) -> str:
@@ -95,7 +99,7 @@ def answer_item(
     from langchain_core.callbacks import UsageMetadataCallbackHandler
 
     usage = UsageMetadataCallbackHandler()
-    chats = ChatCallCounter()
+    chats = chat_call_counter()
     config = {"configurable": dict(configurable), "callbacks": [usage, chats]}
     before = verifier.counts()
     drafts: list[dict[str, Any]] = []

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.runnables.config import ContextThreadPoolExecutor
-
 from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
@@ -46,8 +44,11 @@ def run_verifier(
     if not items:
         return []
     if execution == "parallel" and len(items) > 1:
-        # ContextThreadPoolExecutor carries callbacks/tracing context into the threads.
         workers = min(_PARALLEL_MAX_WORKERS, len(items))
+        # Carries callbacks/tracing context into the threads (imported here so that the
+        # package loads without LangChain).
+        from langchain_core.runnables.config import ContextThreadPoolExecutor
+
         with ContextThreadPoolExecutor(max_workers=workers) as pool:
             return [v[0] for v in pool.map(
                 lambda item: verifier.verify([item], language=language), items)]
