@@ -295,6 +295,33 @@ def bench_tokenizers(n: int) -> None:
         )
 
 
+def make_embedder(name: str, threads: int = 1):
+    """A built-in embedder wrapped in the on-disk vector cache (one thread by default)."""
+    from grounded_rag.retrieval.embeddings import E5Embeddings
+
+    inner = E5Embeddings(threads=threads) if name == "e5" else MiniLMEmbeddings(threads=threads)
+    return CachedEmbeddings(inner, name)
+
+
+def bench_warm(embedders: list[str], jsquad_n: int | None) -> None:
+    """Embed every pool and question set once into the cache (long; resumable)."""
+    import _pools
+
+    pools = [
+        _pools.jsquad(jsquad_n), _pools.jaquad(), _pools.nomiracl("ja"), _pools.nomiracl("en"),
+        _pools.xlang("en"), _pools.scifact(),
+    ]
+    models = {name: make_embedder(name) for name in embedders}
+    for pool in pools:
+        for name, emb in models.items():
+            if pool is None:
+                continue
+            t = time.perf_counter()
+            emb.embed_queries([q for q, _ in pool.questions])
+            emb.embed_documents(_pools.passage_texts(pool.docs), label=f"{name} {pool.name}")
+            print(f"warm {name} {pool.name}: {time.perf_counter() - t:.0f} s", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -312,6 +339,9 @@ def main() -> None:
         "--scifact-claims", type=int, default=0, help="first N claims with evidence (0 = all)"
     )
     sub.add_parser("tokenizers").add_argument("--n", type=int, default=1000)
+    warm = sub.add_parser("warm", help="fill the vector cache for all pools")
+    warm.add_argument("--embedders", nargs="+", default=["minilm", "e5"])
+    warm.add_argument("--jsquad-questions", type=int, default=1000)
     args = ap.parse_args()
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     if args.what == "latency":
@@ -322,6 +352,8 @@ def main() -> None:
         bench_recall(args.jsquad_questions or None, args.scifact_claims or None)
     elif args.what == "tokenizers":
         bench_tokenizers(args.n)
+    elif args.what == "warm":
+        bench_warm(args.embedders, args.jsquad_questions or None)
     print(json.dumps({"python": sys.version.split()[0], "cpus": os.cpu_count()}))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -33,3 +33,30 @@ def reciprocal_rank_fusion(
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+VECTOR_WEIGHTS: dict[str, dict[str, float]] = {
+    "english-only": {"ja": 0.0, "en": 1.0},
+    "multilingual": {"ja": 1.0, "en": 1.0, "cross": 1.0},
+}
+"""RRF weight of the vector side per query language, by kind of embedder (BM25 weighs 1).
+
+English-only embedders (MiniLM): on JSQuAD (1000 questions, recall@5) BM25 alone 0.961,
+vector 0.256, fused with vector weight 1.0 / 0.5 / 0.25 / 0.1 / 0.0 = 0.859 / 0.877 /
+0.883 / 0.944 / 0.961, so Japanese queries ignore the vector side (it only fills in when
+BM25 finds fewer than k chunks, and still feeds the relevance score).
+
+Multilingual embedders (e5): chosen by ``benchmarks/retrieval_bench.py weights`` on dev
+folds that the reported recall does not use; see ``benchmarks/RETRIEVAL.md``. ``cross``
+weighs the separate ranking of chunks in the other language than the question (1.0: the
+best match in each language gets the same chance; not fitted, no dev data for it).
+"""
+
+
+def vector_weights(embeddings: Any) -> dict[str, float]:
+    """Vector-side weights for an embedder: per query language, and ``cross`` if any."""
+    if embeddings is None:
+        return VECTOR_WEIGHTS["english-only"]
+    from grounded_rag.retrieval.embeddings import is_multilingual
+
+    return VECTOR_WEIGHTS["multilingual" if is_multilingual(embeddings) else "english-only"]
