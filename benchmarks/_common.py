@@ -25,7 +25,8 @@ def eval_path(*parts: str) -> Path | None:
     p = EVAL_DIR.joinpath(*parts)
     if not p.exists():
         print(
-            f"skip: {p} not found (evaluation data lives in ../shared/eval; set GROUNDED_RAG_EVAL_DIR)",
+            f"skip: {p} not found (evaluation data lives in ../shared/eval; "
+            "set GROUNDED_RAG_EVAL_DIR)",
             file=sys.stderr,
         )
         return None

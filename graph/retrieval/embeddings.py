@@ -101,14 +101,16 @@ class MiniLMEmbeddings(Embeddings):
     def __init__(
         self,
         *,
-        batch_size: int = 32,
+        batch_size: int = 8,
         max_length: int = 256,
         threads: int | None = None,
         query_threads: int | None = 1,
     ) -> None:
+        # Small batches: onnxruntime keeps its largest activation buffers, and 32 x 256
+        # tokens grew an ingest past 1 GB; 8 costs nothing in speed (length-sorted).
         self.batch_size = batch_size
         self.max_length = max_length
-        self.threads = threads
+        self.threads = threads or (_threads_default() if os.environ.get(THREADS_ENV) else None)
         self.query_threads = query_threads
         self._session: Any = None
         self._query_session: Any = None
@@ -116,49 +118,59 @@ class MiniLMEmbeddings(Embeddings):
         self._lock = threading.Lock()
         self._query_cache: dict[str, list[float]] = {}
 
-    def _load(self) -> None:
-        with self._lock:
-            if self._session is not None:
-                return
-            # Must be set before onnxruntime is imported: it phones home otherwise.
-            os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+    def _new_session(self, threads: int | None, single: bool) -> Any:
+        import onnxruntime as ort
 
-            if hasattr(ort, "disable_telemetry_events"):
-                ort.disable_telemetry_events()
-            model_path, tokenizer_path = model_files()
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(max_length=self.max_length)
-            tokenizer.no_padding()
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            if self.threads:
-                options.intra_op_num_threads = self.threads
-            self._session = ort.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
-            )
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if threads:
+            options.intra_op_num_threads = threads
+        if single:
+            options.inter_op_num_threads = 1
+        return ort.InferenceSession(
+            str(self._model_path), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _load(self, query: bool = False) -> Any:
+        """The session for batches or for single queries, each created on first use.
+
+        A session costs ~190 MB, so an ingest never builds the query one and a server
+        that only answers questions never builds the batch one.
+        """
+        with self._lock:
+            if self._tokenizer is None:
+                # Must be set before onnxruntime is imported: it phones home otherwise.
+                os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                if hasattr(ort, "disable_telemetry_events"):
+                    ort.disable_telemetry_events()
+                model_path, tokenizer_path = model_files()
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer.enable_truncation(max_length=self.max_length)
+                tokenizer.no_padding()
+                self._model_path = model_path
+                self._tokenizer = tokenizer
             # Single queries get their own 1-thread session: with a second intra-op thread,
             # any other busy process on a 2-core machine makes every op wait for the
             # straggler (measured P50 12.8 -> 4.8 ms, P99 22 -> 5.8 ms for one query).
             # ``query_threads=None`` shares the batch session instead.
-            self._query_session = self._session
-            if self.query_threads:
-                query_options = ort.SessionOptions()
-                query_options.log_severity_level = 3
-                query_options.intra_op_num_threads = self.query_threads
-                query_options.inter_op_num_threads = 1
-                self._query_session = ort.InferenceSession(
-                    str(model_path), query_options, providers=["CPUExecutionProvider"]
-                )
-            self._input_names = {i.name for i in self._session.get_inputs()}
-            self._tokenizer = tokenizer
+            if query and self.query_threads:
+                if self._query_session is None:
+                    self._query_session = self._new_session(self.query_threads, True)
+                session = self._query_session
+            else:
+                if self._session is None:
+                    self._session = self._new_session(self.threads, False)
+                session = self._session
+            self._input_names = {i.name for i in session.get_inputs()}
+            return session
 
     def _embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         import numpy as np
 
-        self._load()
-        session = self._query_session if query else self._session
+        session = self._load(query)
         out: list[Any] = [None] * len(texts)
         encodings = self._tokenizer.encode_batch(list(texts))
         # Length-sorted batches waste far less padding than input order.

@@ -235,6 +235,8 @@ def ingest_documents(
                 _finish(store, report)
             return report
 
+        # Only a run that did not finish can have left vectors worth reusing.
+        resuming = store.meta("dirty") == "1"
         store.set_meta("dirty", "1")
         total = sum(len(p.chunks) for p in todo)
         bar = tqdm(
@@ -255,7 +257,7 @@ def ingest_documents(
                     if flag.stop:
                         break
                     batch = work[b : b + batch_size]
-                    _embed_batch(batch, embeddings, writer, report)
+                    _embed_batch(batch, embeddings, writer, report, resuming)
                     for p, _ in batch:
                         if p.remaining == 0 and not p.queued:
                             p.queued = True
@@ -319,12 +321,16 @@ class _VectorWriter:
 
 
 def _embed_batch(
-    batch: list[tuple[_Pending, int]], embeddings: Any, writer: _VectorWriter, report: IngestReport
+    batch: list[tuple[_Pending, int]],
+    embeddings: Any,
+    writer: _VectorWriter,
+    report: IngestReport,
+    resuming: bool,
 ) -> None:
     keys = [f"{p.chunks[i].id}@{p.digest[:12]}" for p, i in batch]
     texts = [index_text(p.chunks[i]) for p, i in batch]
     # Vectors an interrupted run already wrote (same key = same content) are reused.
-    done = writer.store.existing_vector_keys(keys) | set(writer.keys)
+    done = writer.store.existing_vector_keys(keys) if resuming else set()
     fresh = [j for j, k in enumerate(keys) if k not in done]
     if fresh:
         vectors = embeddings.embed_documents([texts[j] for j in fresh])
