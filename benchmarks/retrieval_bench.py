@@ -74,20 +74,26 @@ def _pools_for(sets: list[str], jsquad_n: int | None) -> list[_pools.Pool]:
 
 
 # -- warm ---------------------------------------------------------------------------------
-def bench_warm(embedders: list[str], jsquad_n: int | None, threads: int) -> None:
-    """Embed every pool and question set once into the cache (long; resumable)."""
-    pools = _pools_for(["jsquad", "jaquad", "nomiracl", "xlang", "scifact"], jsquad_n)
-    pools = [p for p in pools if p.name != "xlang_ja->ja"]
-    weights_fold = _weights_folds()
+def bench_warm(
+    embedders: list[str], sets: list[str], jsquad_n: int | None, threads: int, part: str
+) -> None:
+    """Embed pools and questions into the cache (resumable). ``part`` "i/n" does every n-th
+    passage from the i-th, so a long pool can be split into short runs under the lock."""
+    index, count = (int(x) for x in part.split("/"))
+    pools = [p for p in _pools_for(sets, jsquad_n) if p.name != "xlang_ja->ja"]
     models = {name: make_embedder(name, threads) for name in embedders}
     for pool in pools:
         for name, emb in models.items():
             t = time.perf_counter()
             emb.embed_queries([q for q, _ in pool.questions])
-            if pool.name == "jsquad_ja" and weights_fold:
-                emb.embed_queries([q for q, _ in weights_fold[0].questions])
-            emb.embed_documents(_pools.passage_texts(pool.docs), label=f"{name} {pool.name}")
-            print(f"warm {name} {pool.name}: {time.perf_counter() - t:.0f} s", flush=True)
+            if pool.name == "jsquad_ja" and (folds := _weights_folds()):
+                emb.embed_queries([q for q, _ in folds[0].questions])
+                emb.embed_queries([q for q, _ in folds[1].questions])
+            texts = _pools.passage_texts(pool.docs)[index::count]
+            emb.embed_documents(texts, label=f"{name} {pool.name} part {part}")
+            print(
+                f"warm {name} {pool.name} part {part}: {time.perf_counter() - t:.0f} s", flush=True
+            )
 
 
 # -- recall -------------------------------------------------------------------------------
@@ -314,7 +320,7 @@ def bench_latency(sizes: list[int], n_queries: int, threads: int) -> None:
             client = chromadb.PersistentClient(
                 path=str(root / "lc"), settings=Settings(anonymized_telemetry=False)
             )
-            vs = Chroma("lc", embedding_function=lc_model, client=client)
+            vs = Chroma("langchain", embedding_function=lc_model, client=client)
             for i in range(0, n, 1000):
                 vs._collection.add(
                     ids=[d["id"] for d in docs[i : i + 1000]],
@@ -535,6 +541,10 @@ def main() -> None:
     sub = ap.add_subparsers(dest="what", required=True)
     warm = sub.add_parser("warm", help="embed every pool once into the cache")
     warm.add_argument("--embedders", nargs="+", default=["minilm", "e5"])
+    warm.add_argument(
+        "--sets", nargs="+", default=["jsquad", "jaquad", "nomiracl", "xlang", "scifact"]
+    )
+    warm.add_argument("--part", default="0/1", help="i/n: every n-th passage from the i-th")
     warm.add_argument("--jsquad-questions", type=int, default=1000)
     rec = sub.add_parser("recall", help="recall per pool: BM25, MiniLM, e5")
     rec.add_argument(
@@ -554,7 +564,9 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     if args.what == "warm":
-        bench_warm(args.embedders, args.jsquad_questions or None, args.threads)
+        bench_warm(
+            args.embedders, args.sets, args.jsquad_questions or None, args.threads, args.part
+        )
     elif args.what == "recall":
         bench_recall(args.sets, args.embedders, args.jsquad_questions or None, args.threads)
     elif args.what == "weights":
