@@ -9,7 +9,9 @@ from pathlib import Path
 from _common import eval_path, read_jsonl
 
 XLANG_FILE = Path(__file__).resolve().parent / "xlang_en_ja.jsonl"
-"""50 English translations of JSQuAD dev questions with their gold passage ids."""
+"""50 English translations of JSQuAD dev questions with their gold passage ids (reported)."""
+XLANG_DEV_FILE = Path(__file__).resolve().parent / "xlang_en_ja.dev.jsonl"
+"""50 more, disjoint: the fold on which the cross-language fusion weight is chosen."""
 
 
 @dataclass
@@ -55,23 +57,44 @@ def scifact(limit: int | None = None) -> Pool | None:
     return Pool("scifact", docs, [(c["claim"], set(c["evidence"])) for c in claims], 10)
 
 
-def xlang(direction: str = "en") -> Pool | None:
+def xlang(direction: str = "en", fold: str = "test") -> Pool | None:
     """The 50 cross-language questions over the JSQuAD pool (``en``, or the ``ja`` originals).
 
     The file keeps only ids, the English translations and gold passage ids; the Japanese
     originals are read from the evaluation data.
     """
     qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")
-    if not (qp and pp) or not XLANG_FILE.exists():
+    file = XLANG_DEV_FILE if fold == "dev" else XLANG_FILE
+    if not (qp and pp) or not file.exists():
         return None
     docs = [{"id": p["pid"], "title": p["title"], "text": p["text"]} for p in read_jsonl(pp)]
-    rows = [json.loads(line) for line in XLANG_FILE.read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
     original = {q["id"]: q["question"] for q in read_jsonl(qp)}
     qs = [
         (r["question_en"] if direction == "en" else original[r["id"]], {r["gold_pid"]})
         for r in rows
     ]
-    return Pool(f"xlang_{direction}->ja", docs, qs, 5)
+    suffix = " (dev fold)" if fold == "dev" else ""
+    return Pool(f"xlang_{direction}->ja{suffix}", docs, qs, 5)
+
+
+def halueval_qa(n_passages: int = 1000) -> Pool | None:
+    """English questions over HaluEval-QA knowledge passages (the first ``n_passages``
+    distinct ones); the gold passage is the question's own. Used to fit e5's English
+    relevance coefficients when SciFact vectors are not at hand."""
+    p = eval_path("halueval_qa", "pairs.dev.jsonl")
+    if p is None:
+        return None
+    docs: dict[str, dict] = {}
+    qs: dict[str, tuple[str, set[str]]] = {}
+    for r in read_jsonl(p):
+        text = r["knowledge"].strip()
+        if text not in docs:
+            if len(docs) >= n_passages:
+                continue
+            docs[text] = {"id": f"hq{r['example']}", "title": "", "text": text}
+        qs.setdefault(r["question"], (r["question"], {docs[text]["id"]}))
+    return Pool("halueval_qa_en", list(docs.values()), list(qs.values()), 5)
 
 
 def nomiracl(lang: str) -> Pool | None:

@@ -96,7 +96,7 @@ def _cross_language_shift(emb: CachedEmbeddings) -> float | None:
     return float(same.mean() - cross.mean())
 
 
-def fit(n: int, embedder: str) -> dict[str, float]:
+def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
     coef: dict[str, float] = {}
     qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")
     cp, dp = eval_path("scifact", "claims.dev.jsonl"), eval_path("scifact", "corpus.jsonl")
@@ -111,6 +111,14 @@ def fit(n: int, embedder: str) -> dict[str, float]:
         {"id": d["doc_id"], "title": d["title"], "text": " ".join(d["abstract"])} for d in corpus
     ]
     en_q = [(c["claim"], set(c["evidence"])) for c in read_jsonl(cp) if c["evidence"]][:n]
+    if en_source == "halueval":
+        import _pools
+
+        pool = _pools.halueval_qa()
+        if pool is None:
+            raise SystemExit("skip: --en-fit halueval needs halueval_qa in ../shared/eval")
+        en_docs, en_q = pool.docs, pool.questions[:n]
+        print(f"English fit on {pool.name}: {len(en_q)} questions over {len(en_docs)} passages")
     emb = _embedder(embedder)
     pooled = []
     for lang, rows in (
@@ -257,10 +265,16 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true", help="refit the scorer coefficients first")
     ap.add_argument("--fit-questions", type=int, default=400)
     ap.add_argument("--embedder", choices=["e5", "minilm"], default="e5")
+    ap.add_argument(
+        "--en-fit",
+        choices=["scifact", "halueval"],
+        default="scifact",
+        help="English fit data (halueval: HaluEval-QA questions over 1000 knowledge passages)",
+    )
     args = ap.parse_args()
     scorer = None
     if args.fit:
-        coef = fit(args.fit_questions, args.embedder)
+        coef = fit(args.fit_questions, args.embedder, args.en_fit)
         print("FEATURE_COEFFICIENTS =", json.dumps(coef))
         scorer = FeatureScorer(**coef)
     curve(scorer, args.embedder)

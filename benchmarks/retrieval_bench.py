@@ -69,6 +69,7 @@ def _pools_for(sets: list[str], jsquad_n: int | None) -> list[_pools.Pool]:
         "scifact": lambda: [_pools.scifact()],
         "nomiracl": lambda: [_pools.nomiracl("ja"), _pools.nomiracl("en")],
         "xlang": lambda: [_pools.xlang("en"), _pools.xlang("ja")],
+        "halueval": lambda: [_pools.halueval_qa()],
     }
     return [p for s in sets for p in makers[s]() if p is not None]
 
@@ -89,6 +90,8 @@ def bench_warm(
             if pool.name == "jsquad_ja" and (folds := _weights_folds()):
                 emb.embed_queries([q for q, _ in folds[0].questions])
                 emb.embed_queries([q for q, _ in folds[1].questions])
+                if xdev := _pools.xlang("en", fold="dev"):
+                    emb.embed_queries([q for q, _ in xdev.questions])
             texts = _pools.passage_texts(pool.docs)[index::count]
             emb.embed_documents(texts, label=f"{name} {pool.name} part {part}")
             print(
@@ -187,28 +190,41 @@ def _weights_folds() -> tuple[_pools.Pool, _pools.Pool] | None:
     return ja, en
 
 
-def bench_weights(embedder: str, threads: int) -> dict[str, float]:
-    """RRF weight of the vector side per query language: the best on a dev fold."""
+def bench_weights(embedder: str, threads: int, which: list[str]) -> dict[str, float]:
+    """RRF weights of the vector side per query language, and of the other-language
+    ranking, each the best on a dev fold the reported recall does not use."""
     folds = _weights_folds()
+    xdev = _pools.xlang("en", fold="dev")
     if folds is None:
         return {}
     chosen: dict[str, float] = {}
-    for lang, pool in zip(("ja", "en"), folds, strict=True):
+    grid = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    tasks = [("ja", folds[0], "ja_vector_weight"), ("en", folds[1], "en_vector_weight")]
+    if xdev is not None:
+        tasks.append(("cross", xdev, "cross"))
+    for key, pool, attr in [t for t in tasks if t[0] in which]:
         retr = _retriever(pool, embedder, threads)
         scores = {}
-        for w in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0):
-            retr.ja_vector_weight = w
-            retr.en_vector_weight = w
+        for w in grid:
+            if attr == "cross":
+                from grounded_rag.retrieval import fusion
+
+                fusion.VECTOR_WEIGHTS["multilingual"]["cross"] = w
+            else:
+                setattr(retr, attr, w)
             scores[w] = _recall(retr, pool.questions, pool.k)
         best = max(scores.values())
         # ties go to the weight closest to 1 (plain RRF)
-        chosen[lang] = min((w for w, s in scores.items() if s == best), key=lambda w: abs(w - 1))
+        chosen[key] = min((w for w, s in scores.items() if s == best), key=lambda w: abs(w - 1))
+        if attr == "cross":
+            fusion.VECTOR_WEIGHTS["multilingual"]["cross"] = chosen[key]
         cells = "  ".join(f"{w}: {s:.3f}" for w, s in scores.items())
         print(
-            f"{embedder} {pool.name} recall@{pool.k} by vector weight "
-            f"({len(pool.questions)} q): {cells} -> {chosen[lang]}",
+            f"{embedder} {pool.name} recall@{pool.k} by {key} weight "
+            f"({len(pool.questions)} q): {cells} -> {chosen[key]}",
             flush=True,
         )
+    print("chosen:", json.dumps(chosen))
     return chosen
 
 
@@ -554,6 +570,7 @@ def main() -> None:
     rec.add_argument("--jsquad-questions", type=int, default=1000, help="first N (0 = all)")
     wts = sub.add_parser("weights", help="choose per-language fusion weights on dev folds")
     wts.add_argument("--embedder", default="e5")
+    wts.add_argument("--which", nargs="+", default=["ja", "en", "cross"])
     lat = sub.add_parser("latency", help="ours vs LangChain EnsembleRetriever")
     lat.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     lat.add_argument("--queries", type=int, default=300)
@@ -570,7 +587,7 @@ def main() -> None:
     elif args.what == "recall":
         bench_recall(args.sets, args.embedders, args.jsquad_questions or None, args.threads)
     elif args.what == "weights":
-        bench_weights(args.embedder, args.threads)
+        bench_weights(args.embedder, args.threads, args.which)
     elif args.what == "latency":
         bench_latency(args.sizes, args.queries, args.threads)
     elif args.what == "ingest":
