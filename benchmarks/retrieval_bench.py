@@ -201,23 +201,23 @@ def bench_weights(embedder: str, threads: int, which: list[str]) -> dict[str, fl
     grid = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
     tasks = [("ja", folds[0], "ja_vector_weight"), ("en", folds[1], "en_vector_weight")]
     if xdev is not None:
-        tasks.append(("cross", xdev, "cross"))
+        tasks.append(("cross_lexical", xdev, "cross_lexical"))
     for key, pool, attr in [t for t in tasks if t[0] in which]:
         retr = _retriever(pool, embedder, threads)
         scores = {}
         for w in grid:
-            if attr == "cross":
+            if attr.startswith("cross"):
                 from grounded_rag.retrieval import fusion
 
-                fusion.VECTOR_WEIGHTS["multilingual"]["cross"] = w
+                fusion.VECTOR_WEIGHTS["multilingual"][attr] = w
             else:
                 setattr(retr, attr, w)
             scores[w] = _recall(retr, pool.questions, pool.k)
         best = max(scores.values())
         # ties go to the weight closest to 1 (plain RRF)
         chosen[key] = min((w for w, s in scores.items() if s == best), key=lambda w: abs(w - 1))
-        if attr == "cross":
-            fusion.VECTOR_WEIGHTS["multilingual"]["cross"] = chosen[key]
+        if attr.startswith("cross"):
+            fusion.VECTOR_WEIGHTS["multilingual"][attr] = chosen[key]
         cells = "  ".join(f"{w}: {s:.3f}" for w, s in scores.items())
         print(
             f"{embedder} {pool.name} recall@{pool.k} by {key} weight "
@@ -229,17 +229,21 @@ def bench_weights(embedder: str, threads: int, which: list[str]) -> dict[str, fl
 
 
 # -- latency: ours vs LangChain's stock hybrid ------------------------------------------
-def _latency_corpus(n: int, seed: int = 0) -> tuple[list[dict], np.ndarray, list]:
-    """``n`` passages with their cached e5 vectors; JSQuAD first, repeats fill up to ``n``."""
+def _latency_corpus(
+    n: int, fill: str = "repeat", seed: int = 0
+) -> tuple[list[dict], np.ndarray, list]:
+    """``n`` passages with e5 vectors: real passages (cached vectors), then fillers.
+
+    ``fill="repeat"`` repeats the non-JSQuAD passages (vector plus a little noise);
+    ``fill="synthetic"`` uses only JSQuAD as real text and fills with random-word passages
+    and clustered random vectors (no other pool needs to be embedded first).
+    """
     emb = make_embedder("e5")
+    sources = [_pools.jsquad(None)]
+    if fill == "repeat":
+        sources += [_pools.jaquad(), _pools.nomiracl("ja"), _pools.nomiracl("en"), _pools.scifact()]
     real: list[dict] = []
-    for pool in (
-        _pools.jsquad(None),
-        _pools.jaquad(),
-        _pools.nomiracl("ja"),
-        _pools.nomiracl("en"),
-        _pools.scifact(),
-    ):
+    for pool in sources:
         if pool is not None:
             real.extend(pool.docs)
     seen: set[str] = set()
@@ -249,6 +253,23 @@ def _latency_corpus(n: int, seed: int = 0) -> tuple[list[dict], np.ndarray, list
     n_jsquad = len(_pools.jsquad(None).docs)
     docs, vecs = list(real[:n]), list(vectors[:n])
     rng = np.random.default_rng(seed)
+    if fill == "synthetic":
+        words = [f"w{i}" for i in range(20000)]
+        centers = rng.normal(size=(512, vectors.shape[1])).astype(np.float32)
+        while len(docs) < n:
+            i = len(docs)
+            picks = np.minimum(rng.zipf(1.3, size=120), len(words)) - 1
+            docs.append(
+                {
+                    "id": f"syn{i}",
+                    "title": f"Synthetic {i}",
+                    "text": " ".join(words[j] for j in picks),
+                }
+            )
+            v = centers[rng.integers(512)] + 0.7 * rng.normal(size=vectors.shape[1]).astype(
+                np.float32
+            )
+            vecs.append(v / np.linalg.norm(v))
     copy = 0
     while len(docs) < n:
         copy += 1
@@ -285,7 +306,7 @@ def _pct(ts: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(len(s) * p))]
 
 
-def bench_latency(sizes: list[int], n_queries: int, threads: int) -> None:
+def bench_latency(sizes: list[int], n_queries: int, threads: int, fill: str) -> None:
     """Ours (store: BM25 + Chroma, RRF, relevance) vs EnsembleRetriever(BM25Retriever + Chroma)."""
     import chromadb
     from chromadb.config import Settings
@@ -300,7 +321,7 @@ def bench_latency(sizes: list[int], n_queries: int, threads: int) -> None:
     from grounded_rag.retrieval.text_analysis import tokenize
 
     print(f"latency: {_load()}, e5 query threads {threads}", flush=True)
-    docs_all, vecs_all, questions = _latency_corpus(max(sizes))
+    docs_all, vecs_all, questions = _latency_corpus(max(sizes), fill)
     rng = np.random.default_rng(7)
     picked = rng.choice(len(questions), size=min(n_queries, len(questions)), replace=False)
     qs = [questions[i] for i in picked]
@@ -570,10 +591,11 @@ def main() -> None:
     rec.add_argument("--jsquad-questions", type=int, default=1000, help="first N (0 = all)")
     wts = sub.add_parser("weights", help="choose per-language fusion weights on dev folds")
     wts.add_argument("--embedder", default="e5")
-    wts.add_argument("--which", nargs="+", default=["ja", "en", "cross"])
+    wts.add_argument("--which", nargs="+", default=["ja", "en", "cross_lexical"])
     lat = sub.add_parser("latency", help="ours vs LangChain EnsembleRetriever")
     lat.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     lat.add_argument("--queries", type=int, default=300)
+    lat.add_argument("--fill", choices=["repeat", "synthetic"], default="repeat")
     ing = sub.add_parser("ingest", help="ingest throughput and peak memory on a big file")
     ing.add_argument("--mb", type=float, default=5.0)
     ing.add_argument("--embedders", nargs="+", default=["minilm", "e5"])
@@ -589,7 +611,7 @@ def main() -> None:
     elif args.what == "weights":
         bench_weights(args.embedder, args.threads, args.which)
     elif args.what == "latency":
-        bench_latency(args.sizes, args.queries, args.threads)
+        bench_latency(args.sizes, args.queries, args.threads, args.fill)
     elif args.what == "ingest":
         bench_ingest(args.mb, args.embedders, args.threads)
     elif args.what == "tokenizers":

@@ -195,11 +195,25 @@ class HybridRetriever:
             vector = self.backend.vector_search(embeddings.embed_query(query), depth)
         vector_weight = weights["ja" if query_ja else "en"]
         rows: dict[str, tuple[Chunk, list[str]]] = {}
-        if split and vector:
-            rows = self.backend.fetch([key for key, _ in vector])
-            same = [kc for kc in vector if kc[0] in rows and _is_ja(rows[kc[0]][0]) == query_ja]
-            other = [kc for kc in vector if kc[0] in rows and _is_ja(rows[kc[0]][0]) != query_ja]
-            ranked = [(lexical, 1.0), (same[:n], vector_weight), (other[:n], weights["cross"])]
+        if split:
+            rows = self.backend.fetch(list({key for key, _ in lexical + vector}))
+
+            def by_language(side: list[tuple[str, float]], same: bool) -> list[tuple[str, float]]:
+                return [
+                    kc
+                    for kc in side
+                    if kc[0] in rows and (_is_ja(rows[kc[0]][0]) == query_ja) == same
+                ]
+
+            # Each language gets its own rankings: the best chunk in the other language is
+            # not crowded out by same-language ones, and lexical matches across languages
+            # (shared Latin names and numbers only) count for less.
+            ranked = [
+                (by_language(lexical, True), 1.0),
+                (by_language(lexical, False), weights["cross_lexical"]),
+                (by_language(vector, True)[:n], vector_weight),
+                (by_language(vector, False)[:n], weights["cross"]),
+            ]
         else:
             ranked = [(lexical, 1.0), (vector, vector_weight)]
         sides = [(side, w) for side, w in ranked if side]
@@ -235,6 +249,15 @@ class HybridRetriever:
         scorer = self._scorer(embeddings)
         relevances = scorer.score(query, candidates)
         scored = list(zip(candidates, relevances, strict=True))
+        reorders_for = getattr(scorer, "reorders_for", None)
         if scorer.reorders:
             scored.sort(key=lambda cr: -cr[1])
+        elif self.mode == "hybrid" and reorders_for is not None and reorders_for(query):
+            # Re-sort the chunks in the question's language by the calibrated score (better
+            # than the fused order on dev data); chunks in the other language keep their
+            # fused places, their cosine-only score was never checked as a ranking.
+            slots = [i for i, (c, _) in enumerate(scored) if _is_ja(c.chunk) == query_ja]
+            best = sorted((scored[i] for i in slots), key=lambda cr: -cr[1])
+            for i, item in zip(slots, best, strict=True):
+                scored[i] = item
         return [(to_evidence(c.chunk, c.fused, r), c) for c, r in scored[:k]]

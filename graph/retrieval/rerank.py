@@ -82,7 +82,19 @@ class FeatureScorer:
     w_cosine_x: float | None = None
     """Cosine weight for a cross-language chunk."""
     reorders: bool = False
-    """Keep the fused order (measured better for recall than sorting by this score)."""
+    """Sort every query's results by this score (default: keep the fused order)."""
+    reorder_languages: tuple[str, ...] = ()
+    """Query languages (``"ja"``, ``"en"``) whose results are sorted by this score: where
+    the embedder's cosine made the calibrated score a better ranking than the fused order
+    on dev data (e5, Japanese); MiniLM keeps the fused order."""
+
+    def reorders_for(self, query: str) -> bool:
+        """True when results for ``query`` should be sorted by this score."""
+        if self.reorders:
+            return True
+        from grounded_rag.retrieval.text_analysis import has_japanese
+
+        return ("ja" if has_japanese(query) else "en") in self.reorder_languages
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         """Calibrated relevance for each candidate."""
@@ -109,7 +121,9 @@ def default_scorer(embeddings: Any = None) -> FeatureScorer:
     """The calibrated scorer for an embedder (coefficients live in ``calibration.py``)."""
     from grounded_rag.retrieval.calibration import coefficients_for
 
-    return FeatureScorer(**coefficients_for(embeddings))
+    coefficients = coefficients_for(embeddings)
+    languages = tuple(coefficients.pop("reorder_languages", ()))
+    return FeatureScorer(**coefficients, reorder_languages=languages)
 
 
 class CrossEncoderReranker:
