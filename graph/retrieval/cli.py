@@ -130,6 +130,12 @@ def _run_ingest(args: argparse.Namespace) -> int:
         print(f"note: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    elif report.interrupted:
+        todo = len(report.added) + len(report.updated)
+        print(
+            f"interrupted: {len(report.committed)} of {todo} new or changed documents saved "
+            f"({report.chunks_written} chunks embedded); run the same command again to resume"
+        )
     else:
         print(
             f"{len(report.added)} added, {len(report.updated)} updated, "
@@ -142,11 +148,6 @@ def _run_ingest(args: argparse.Namespace) -> int:
             )
         )
     if report.interrupted:
-        print(
-            f"interrupted: {len(report.committed)} finished documents saved; run the same "
-            "command again to resume",
-            file=sys.stderr,
-        )
         return 130
     return 0 if report.ok else 1
 
