@@ -197,13 +197,10 @@ class HybridRetriever:
         rows: dict[str, tuple[Chunk, list[str]]] = {}
         if split:
             rows = self.backend.fetch(list({key for key, _ in lexical + vector}))
+            same_language = {key: _is_ja(chunk) == query_ja for key, (chunk, _) in rows.items()}
 
             def by_language(side: list[tuple[str, float]], same: bool) -> list[tuple[str, float]]:
-                return [
-                    kc
-                    for kc in side
-                    if kc[0] in rows and (_is_ja(rows[kc[0]][0]) == query_ja) == same
-                ]
+                return [kc for kc in side if same_language.get(kc[0]) is same]
 
             # Each language gets its own rankings: the best chunk in the other language is
             # not crowded out by same-language ones, and lexical matches across languages
