@@ -124,7 +124,17 @@ def test_e5_is_the_default_here_and_uses_query_and_passage_prefixes(monkeypatch)
     )
     sims = passages @ np.asarray(e5.embed_query("How tall is Tokyo Tower?"))
     assert sims[0] > sims[1]  # English question, Japanese passage
-    assert os.environ.get("OMP_NUM_THREADS") is None or "OMP_NUM_THREADS" in os.environ
+
+
+@needs_e5
+def test_e5_thread_setting_does_not_leak_into_the_process(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    e5 = emb_mod.E5Embeddings(threads=1)
+    e5.embed_documents(["短い文です。"])
+    assert os.environ["OMP_NUM_THREADS"] == "7"  # set only while the engine loads
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    emb_mod.E5Embeddings(threads=1).embed_query("a question")
+    assert "OMP_NUM_THREADS" not in os.environ
 
 
 def _two_builtins(monkeypatch):
