@@ -38,9 +38,9 @@ CHUNKER_VERSION = "1"
 EMBED_BATCH = 32
 """Chunks per embedding call; the progress bar moves once per batch."""
 COMMIT_INTERVAL_S = 30.0
-"""Seconds between two commits of finished documents. A commit rebuilds the BM25 index
-(about 1 s per 30k chunks), so this bounds that cost while a crash loses at most this much
-finished work; Ctrl-C commits finished documents at once."""
+"""Seconds between two commits of finished documents. A commit rebuilds the BM25 index over
+the whole store, so this bounds that cost while a crash loses at most this much finished
+work; Ctrl-C commits finished documents at once."""
 
 
 @dataclass
