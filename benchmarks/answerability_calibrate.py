@@ -61,15 +61,23 @@ def scan(rows: list[dict[str, Any]], passages: int, out: str) -> list[Record]:
             if r["id"] in done:
                 records.append(done[r["id"]])
                 continue
-            docs = [{"id": str(p.get("docid", k)), "title": p.get("title", ""),
-                     "text": p.get("text", ""), "url": ""}
-                    for k, p in enumerate(r["passages"])]
+            docs = [
+                {
+                    "id": str(p.get("docid", k)),
+                    "title": p.get("title", ""),
+                    "text": p.get("text", ""),
+                    "url": "",
+                }
+                for k, p in enumerate(r["passages"])
+            ]
             evidence = factory(docs).retrieve(r["question"], 6)
             start = time.perf_counter()
             result = measure.assess(r["question"], evidence, language=r["lang"])
             by_id = {p["source_id"]: p["score"] for p in result["passages"]}
             record = {
-                "id": r["id"], "lang": r["lang"], "answerable": r["answerable"],
+                "id": r["id"],
+                "lang": r["lang"],
+                "answerable": r["answerable"],
                 "relevance": max((e["relevance"] for e in evidence), default=0.0),
                 "scores": [by_id[e["source_id"]] for e in evidence[:passages]],
                 "seconds": round(time.perf_counter() - start, 2),
@@ -78,25 +86,32 @@ def scan(rows: list[dict[str, Any]], passages: int, out: str) -> list[Record]:
             if sink:
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 sink.flush()
-            print(f"[{n}/{len(rows)}] {r['lang']} answerable={r['answerable']!s:5} "
-                  f"scores={record['scores']} relevance={record['relevance']:.3f}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{n}/{len(rows)}] {r['lang']} answerable={r['answerable']!s:5} "
+                f"scores={record['scores']} relevance={record['relevance']:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         if sink:
             sink.close()
     return records
 
 
-def rates(records: list[Record], gate: float, read: Callable[[Record], float],
-          threshold: float | None) -> tuple[float, float]:
+def rates(
+    records: list[Record], gate: float, read: Callable[[Record], float], threshold: float | None
+) -> tuple[float, float]:
     """(answer rate on answerable, abstention rate on unanswerable) of gate + probe."""
+
     def answers(r: Record) -> bool:
         return r["relevance"] >= gate and (threshold is None or read(r) >= threshold)
 
     yes = [r for r in records if r["answerable"]]
     no = [r for r in records if not r["answerable"]]
-    return (sum(map(answers, yes)) / max(1, len(yes)),
-            sum(not answers(r) for r in no) / max(1, len(no)))
+    return (
+        sum(map(answers, yes)) / max(1, len(yes)),
+        sum(not answers(r) for r in no) / max(1, len(no)),
+    )
 
 
 def report(records: list[Record], languages: list[str]) -> None:
@@ -113,8 +128,10 @@ def report(records: list[Record], languages: list[str]) -> None:
         gold = [not r["answerable"] for r in rs]  # positive = must abstain
         n_yes = len(rs) - sum(gold)
         print(f"[{lang}] {n_yes} answerable, {sum(gold)} unanswerable queries")
-        aucs = [f"{name} {auroc(gold, [-read(r) for r in rs]) or 0:.3f}"
-                for name, read in readings.items()]
+        aucs = [
+            f"{name} {auroc(gold, [-read(r) for r in rs]) or 0:.3f}"
+            for name, read in readings.items()
+        ]
         relevance_auc = auroc(gold, [-r["relevance"] for r in rs]) or 0
         print(f"[{lang}] AUROC: " + ", ".join(aucs) + f", relevance {relevance_auc:.3f}")
         default = DEFAULT_ANSWERABLE_THRESHOLDS.get(lang)
@@ -135,16 +152,33 @@ def report(records: list[Record], languages: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-class", type=int, default=10,
-                        help="answerable and unanswerable queries per language (0 = all)")
+    parser.add_argument(
+        "--per-class",
+        type=int,
+        default=10,
+        help="answerable and unanswerable queries per language (0 = all)",
+    )
     parser.add_argument("--languages", nargs="+", default=["ja", "en"])
     parser.add_argument("--passages", type=int, default=3, help="top passages scored")
-    parser.add_argument("--split", type=int, choices=(0, 1), default=None,
-                        help="keep only this half of the queries (hash of the query id)")
-    parser.add_argument("--out", default="", help="append per-query scores to this JSONL "
-                        "file (also a cache: queries already in it are not scored again)")
-    parser.add_argument("--from", dest="source", default="",
-                        help="report on a JSONL file written by --out, scoring nothing")
+    parser.add_argument(
+        "--split",
+        type=int,
+        choices=(0, 1),
+        default=None,
+        help="keep only this half of the queries (hash of the query id)",
+    )
+    parser.add_argument(
+        "--out",
+        default="",
+        help="append per-query scores to this JSONL "
+        "file (also a cache: queries already in it are not scored again)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        default="",
+        help="report on a JSONL file written by --out, scoring nothing",
+    )
     args = parser.parse_args()
 
     if args.source:
@@ -164,7 +198,7 @@ def main() -> int:
             if args.per_class:
                 yes, no = yes[: args.per_class], no[: args.per_class]
             chosen += [x for pair in zip(yes, no, strict=False) for x in pair]
-            chosen += yes[len(no):] + no[len(yes):]
+            chosen += yes[len(no) :] + no[len(yes) :]
         records = scan(chosen, args.passages, args.out)
     if args.split is not None:
         records = [r for r in records if half(r["id"]) == args.split]

@@ -5,15 +5,20 @@ passage" on the scorer's two signals (query-chunk cosine, IDF-weighted query-ter
 coverage), separately for Japanese (JSQuAD) and English (SciFact) queries, over the top-20
 hybrid candidates of each question. The result is a relevance that reads as a probability.
 
+For a multilingual embedder it also fits the cross-language coefficients (a chunk in the
+other language than the question shares no terms with it, so only the cosine counts): a
+cosine-only fit on the same candidates, shifted by how much lower e5 puts a translated
+question than the original one against the same sentence (JSICK-ja/en dev pairs).
+
 Step 2: on NoMIRACL (ja + en; answerable = at least one of the 10 passages is relevant,
-unanswerable = all 10 judged non-relevant) retrieve over each query's own 10 passages and
-take the best relevance; print threshold vs abstain rate (unanswerable) and answer rate
-(answerable) per language, and the chosen default.
+unanswerable = all 10 judged non-relevant) retrieve over a pooled corpus per language
+and take the best relevance; print threshold vs abstain rate (unanswerable) and answer
+rate (answerable) per language, and the chosen default.
 
 Usage::
 
-    python benchmarks/calibrate_abstain.py --fit --fit-questions 400
-    python benchmarks/calibrate_abstain.py            # curve with the coefficients in calibration.py
+    python benchmarks/calibrate_abstain.py --embedder e5 --fit --fit-questions 400
+    python benchmarks/calibrate_abstain.py --embedder minilm   # curve, coefficients as in code
 
 Data is read from ../shared/eval (never copied into the repository).
 """
@@ -30,9 +35,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CachedEmbeddings, eval_path, read_jsonl  # noqa: E402
 
-from grounded_rag.retrieval.embeddings import MiniLMEmbeddings  # noqa: E402
+from grounded_rag.retrieval.embeddings import E5Embeddings, MiniLMEmbeddings  # noqa: E402
 from grounded_rag.retrieval.memory import InMemoryRetriever  # noqa: E402
-from grounded_rag.retrieval.rerank import FeatureScorer  # noqa: E402
+from grounded_rag.retrieval.rerank import FeatureScorer, default_scorer  # noqa: E402
+
+
+def _embedder(name: str) -> CachedEmbeddings:
+    inner = E5Embeddings(threads=1) if name == "e5" else MiniLMEmbeddings(threads=1)
+    return CachedEmbeddings(inner, name)
+
 
 MIN_ANSWER_RATE = 0.90
 """The gate runs before any model call: it may only drop clearly unsupported questions."""
@@ -54,9 +65,8 @@ def _fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 5
 
 
 def _candidate_rows(
-    name: str, docs: list[dict], questions: list[tuple[str, set[str]]]
+    emb: CachedEmbeddings, docs: list[dict], questions: list[tuple[str, set[str]]]
 ) -> np.ndarray:
-    emb = CachedEmbeddings(MiniLMEmbeddings(), name)
     retr = InMemoryRetriever(docs, embeddings=emb, chunk=False)
     rows = []
     for q, gold in questions:
@@ -66,7 +76,26 @@ def _candidate_rows(
     return np.asarray(rows)
 
 
-def fit(n: int) -> dict[str, float]:
+def _cross_language_shift(emb: CachedEmbeddings) -> float | None:
+    """Mean cosine lost when question and passage are in different languages (JSICK)."""
+    p = eval_path("jsick_ja", "jsick_test.dev.jsonl")
+    if p is None:
+        return None
+    rows = read_jsonl(p)[:300]
+    prem_ja = np.asarray(emb.embed_documents([r["premise"] for r in rows], label="jsick ja"))
+    prem_en = np.asarray(emb.embed_documents([r["premise_en"] for r in rows], label="jsick en"))
+    hyp_ja = np.asarray([emb.embed_query(r["hypothesis"]) for r in rows])
+    hyp_en = np.asarray([emb.embed_query(r["hypothesis_en"]) for r in rows])
+    same = np.r_[(hyp_ja * prem_ja).sum(1), (hyp_en * prem_en).sum(1)]
+    cross = np.r_[(hyp_en * prem_ja).sum(1), (hyp_ja * prem_en).sum(1)]
+    print(
+        f"JSICK ({len(rows)} pairs): mean cosine same-language {same.mean():.4f}, "
+        f"cross-language {cross.mean():.4f}, shift {same.mean() - cross.mean():.4f}"
+    )
+    return float(same.mean() - cross.mean())
+
+
+def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
     coef: dict[str, float] = {}
     qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")
     cp, dp = eval_path("scifact", "claims.dev.jsonl"), eval_path("scifact", "corpus.jsonl")
@@ -74,17 +103,29 @@ def fit(n: int) -> dict[str, float]:
         raise SystemExit("skip: fitting needs jsquad_ja and scifact in ../shared/eval")
     passages = read_jsonl(pp)
     ja_docs = [{"id": p["pid"], "title": p["title"], "text": p["text"]} for p in passages]
-    # every 4th question: spread over many passages, disjoint from the first-N recall sample's order
-    ja_q = [(q["question"], {q["gold_pid"]}) for q in read_jsonl(qp)[::4][:n]]
+    # every 4th question from 2001: spread over many passages and disjoint from the
+    # reported recall (questions 0-999), the fusion-weight fold (1000-1999) and both
+    # cross-language sets (question numbers 1000 + 68k and 1034 + 68k)
+    ja_q = [(q["question"], {q["gold_pid"]}) for q in read_jsonl(qp)[2001::4][:n]]
     corpus = read_jsonl(dp)
     en_docs = [
         {"id": d["doc_id"], "title": d["title"], "text": " ".join(d["abstract"])} for d in corpus
     ]
     en_q = [(c["claim"], set(c["evidence"])) for c in read_jsonl(cp) if c["evidence"]][:n]
-    for lang, rows in (
-        ("ja", _candidate_rows("jsquad_ja", ja_docs, ja_q)),
-        ("en", _candidate_rows("scifact", en_docs, en_q)),
-    ):
+    if en_source == "halueval":
+        import _pools
+
+        pool = _pools.halueval_qa()
+        if pool is None:
+            raise SystemExit("skip: --en-fit halueval needs halueval_qa in ../shared/eval")
+        en_docs, en_q = pool.docs, pool.questions[:n]
+        print(f"English fit on {pool.name}: {len(en_q)} questions over {len(en_docs)} passages")
+    emb = _embedder(embedder)
+    pooled = []
+    langs = [("ja", ja_docs, ja_q)] + ([("en", en_docs, en_q)] if en_source != "none" else [])
+    for lang, docs, questions in langs:
+        rows = _candidate_rows(emb, docs, questions)
+        pooled.append(rows)
         w = _fit_logistic(rows[:, :2], rows[:, 2])
         sfx = "_ja" if lang == "ja" else ""
         coef[f"bias{sfx}"], coef[f"w_cosine{sfx}"], coef[f"w_coverage{sfx}"] = (
@@ -93,25 +134,53 @@ def fit(n: int) -> dict[str, float]:
         p = 1 / (1 + np.exp(-(w[0] + rows[:, :2] @ w[1:])))
         bins = np.clip((p * 5).astype(int), 0, 4)
         rel = ", ".join(
-            f"[{b / 5:.1f},{(b + 1) / 5:.1f}): pred {p[bins == b].mean():.2f} / actual {rows[bins == b, 2].mean():.2f} (n={int((bins == b).sum())})"
+            f"[{b / 5:.1f},{(b + 1) / 5:.1f}): pred {p[bins == b].mean():.2f} / actual "
+            f"{rows[bins == b, 2].mean():.2f} (n={int((bins == b).sum())})"
             for b in range(5)
             if (bins == b).any()
         )
         print(
-            f"fit {lang}: {len(rows)} candidate rows, positives {rows[:, 2].mean():.3f}; coefficients "
+            f"fit {lang}: {len(rows)} candidate rows, positives {rows[:, 2].mean():.3f}; "
+            "coefficients "
             f"bias={w[0]:.3f} cosine={w[1]:.3f} coverage={w[2]:.3f}\n  reliability: {rel}"
         )
+    if getattr(emb, "multilingual", False):
+        import _pools
+
+        xdev = _pools.xlang("en", fold="dev")
+        if xdev is not None:
+            # English questions over Japanese passages: the cross-language dev fold
+            rows = _candidate_rows(emb, xdev.docs, xdev.questions)
+            b0, w0 = _fit_logistic(rows[:, :1], rows[:, 2])
+            coef["bias_x"], coef["w_cosine_x"] = round(float(b0), 3), round(float(w0), 3)
+            p = 1 / (1 + np.exp(-(b0 + w0 * rows[:, 0])))
+            print(
+                f"cross-language fit on {xdev.name}: {len(rows)} candidate rows, positives "
+                f"{rows[:, 2].mean():.3f}; bias={b0:.3f} cosine={w0:.3f}; gold found in the "
+                f"top 20 for {int(rows[:, 2].sum())} of {len(xdev.questions)}; mean predicted "
+                f"{p.mean():.3f} vs actual {rows[:, 2].mean():.3f}"
+            )
+        else:
+            rows = np.vstack(pooled)
+            b0, w0 = _fit_logistic(rows[:, :1], rows[:, 2])
+            shift = _cross_language_shift(emb) or 0.0
+            coef["bias_x"] = round(float(b0 + w0 * shift), 3)
+            coef["w_cosine_x"] = round(float(w0), 3)
+            print(
+                f"cross-language: cosine-only fit bias={b0:.3f} cosine={w0:.3f}, shifted by "
+                f"{shift:.4f} -> bias_x={coef['bias_x']}"
+            )
     return coef
 
 
 class _Lookup:
     """Embeddings served from vectors computed (and cached) per query batch."""
 
-    model_name = "all-MiniLM-L6-v2-onnx-int8"
-
     def __init__(self, vectors: dict[str, list[float]], inner: CachedEmbeddings) -> None:
         self.vectors = vectors
         self.inner = inner
+        self.model_name = inner.model_name
+        self.multilingual = getattr(inner, "multilingual", False)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         missing = [t for t in texts if t not in self.vectors]
@@ -123,12 +192,13 @@ class _Lookup:
         return self.inner.embed_query(text)
 
 
-def curve(scorer: FeatureScorer | None) -> float | None:
+def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
     p = eval_path("nomiracl_ja_en", "nomiracl.dev.jsonl")
     if p is None:
         return None
     rows = read_jsonl(p)
-    emb = CachedEmbeddings(MiniLMEmbeddings(), "nomiracl")
+    emb = _embedder(embedder)
+    scorer = scorer or default_scorer(emb)
     # One pooled corpus per language (all queries' passages, deduplicated), like a real store:
     # an answerable query's relevant passage is in it, an unanswerable one's is not, and
     # IDF comes from ~1000 passages instead of the query's own 10.
@@ -159,7 +229,8 @@ def curve(scorer: FeatureScorer | None) -> float | None:
         "\nNoMIRACL dev, pooled corpus per language (best relevance in the top 10); per language:"
     )
     print(
-        "threshold | ja: answer rate (answerable)  abstain rate (unanswerable) | en: answer rate  abstain rate | all: answer  abstain"
+        "threshold | ja: answer rate (answerable)  abstain rate (unanswerable) | "
+        "en: answer rate  abstain rate | all: answer  abstain"
     )
     chosen = 0.0
     for t in thresholds:
@@ -182,7 +253,8 @@ def curve(scorer: FeatureScorer | None) -> float | None:
         una = np.array([s for l_, a, s in best if l_ == lang and not a])
         auc = np.mean([(x > y) + 0.5 * (x == y) for x in ans for y in una])
         print(
-            f"{lang}: answerable {len(ans)}, unanswerable {len(una)}, ROC AUC of best relevance {auc:.3f}"
+            f"{lang}: answerable {len(ans)}, unanswerable {len(una)}, "
+            f"ROC AUC of best relevance {auc:.3f}"
         )
     print(
         f"\nchosen default: {chosen:.2f} (highest threshold keeping the answer rate on answerable "
@@ -208,13 +280,24 @@ def main() -> None:
     )
     ap.add_argument("--fit", action="store_true", help="refit the scorer coefficients first")
     ap.add_argument("--fit-questions", type=int, default=400)
+    ap.add_argument("--embedder", choices=["e5", "minilm"], default="e5")
+    ap.add_argument("--no-curve", action="store_true", help="fit only (no NoMIRACL curve)")
+    ap.add_argument(
+        "--en-fit",
+        choices=["scifact", "halueval", "none"],
+        default="scifact",
+        help="English fit data (halueval: HaluEval-QA questions over 1000 knowledge passages)",
+    )
     args = ap.parse_args()
     scorer = None
     if args.fit:
-        coef = fit(args.fit_questions)
+        coef = fit(args.fit_questions, args.embedder, args.en_fit)
         print("FEATURE_COEFFICIENTS =", json.dumps(coef))
-        scorer = FeatureScorer(**coef)
-    curve(scorer)
+        scorer = default_scorer(_embedder(args.embedder))
+        for key, value in coef.items():  # coefficients not refitted keep their values
+            setattr(scorer, key, value)
+    if not args.no_curve:
+        curve(scorer, args.embedder)
 
 
 if __name__ == "__main__":

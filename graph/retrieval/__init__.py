@@ -6,7 +6,7 @@ Typical use::
 
     from grounded_rag.retrieval import ingest_paths, open_retriever
 
-    ingest_paths(["docs/"], store_dir=".grounded-rag")
+    ingest_paths(["docs/"], store_dir=".grounded-rag")  # multilingual-e5 on Linux x86_64
     hits = open_retriever(".grounded-rag").retrieve("How long does the battery last?", k=5)
 """
 
@@ -33,9 +33,13 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 if TYPE_CHECKING:
     from grounded_rag.retrieval._open import open_retriever
     from grounded_rag.retrieval.adapters import LangChainRetriever
-    from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
+    from grounded_rag.retrieval.embeddings import (
+        E5Embeddings,
+        MiniLMEmbeddings,
+        default_embeddings,
+    )
     from grounded_rag.retrieval.hybrid import HybridRetriever
-    from grounded_rag.retrieval.ingest import IngestReport, ingest_paths
+    from grounded_rag.retrieval.ingest import IngestReport, ingest_paths, reembed_store
     from grounded_rag.retrieval.memory import InMemoryRetriever
     from grounded_rag.retrieval.rerank import CrossEncoderReranker, FeatureScorer, Reranker
 
@@ -47,6 +51,9 @@ _LAZY = {
     "InMemoryRetriever": "grounded_rag.retrieval.memory",
     "LangChainRetriever": "grounded_rag.retrieval.adapters",
     "MiniLMEmbeddings": "grounded_rag.retrieval.embeddings",
+    "E5Embeddings": "grounded_rag.retrieval.embeddings",
+    "default_embeddings": "grounded_rag.retrieval.embeddings",
+    "reembed_store": "grounded_rag.retrieval.ingest",
     "Reranker": "grounded_rag.retrieval.rerank",
     "FeatureScorer": "grounded_rag.retrieval.rerank",
     "CrossEncoderReranker": "grounded_rag.retrieval.rerank",
@@ -54,6 +61,7 @@ _LAZY = {
 
 __all__ = [
     "CrossEncoderReranker",
+    "E5Embeddings",
     "EmptyStoreError",
     "FeatureScorer",
     "HybridRetriever",
@@ -68,8 +76,10 @@ __all__ = [
     "Retriever",
     "StoreMismatchError",
     "StoreNotFoundError",
+    "default_embeddings",
     "ingest_paths",
     "open_retriever",
+    "reembed_store",
 ]
 
 

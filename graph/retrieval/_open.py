@@ -15,6 +15,7 @@ def open_retriever(
     *,
     chroma_url: str | None = None,
     embeddings: Any = None,
+    embedder: str | None = None,
     mode: Mode = "hybrid",
     reranker: Reranker | None = None,
     n_candidates: int = 20,
@@ -23,20 +24,28 @@ def open_retriever(
 
     Raises :class:`StoreNotFoundError` / :class:`EmptyStoreError` (both
     :class:`RetrievalError`) with a message telling the user to run ``grounded-rag ingest``.
-    ``chroma_url`` points the vector side at a Chroma server; ``embeddings`` must be the
-    same model the store was built with (any LangChain ``Embeddings``).
+    ``chroma_url`` points the vector side at a Chroma server. Without ``embeddings`` the
+    built-in embedder that built the store is used (and followed if the store is
+    re-embedded while open); ``embedder`` (``e5`` / ``minilm``) or ``embeddings`` (any
+    LangChain ``Embeddings``) must match the store, else :class:`StoreMismatchError`
+    names the re-embed command.
     """
-    from grounded_rag.retrieval.embeddings import embeddings_name
+    from grounded_rag.retrieval.embeddings import embedder_identity
+    from grounded_rag.retrieval.ingest import embeddings_for_store
 
     store = Store(resolve_store_dir(store_dir), chroma_url=chroma_url)
     store.require_documents()
+    follow = embeddings is None and embedder is None
     if embeddings is None and mode != "bm25":
-        from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
-
-        embeddings = MiniLMEmbeddings()
+        embeddings = embeddings_for_store(store, embedder)
     if embeddings is not None:
-        store.check_embeddings(embeddings_name(embeddings), None)
+        store.check_embeddings(embedder_identity(embeddings))
     store.bm25_index()
     return HybridRetriever(
-        store, embeddings, mode=mode, reranker=reranker, n_candidates=n_candidates
+        store,
+        embeddings,
+        mode=mode,
+        reranker=reranker,
+        n_candidates=n_candidates,
+        follow_store=follow,
     )

@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from grounded_rag._console import EXIT_FAILED, EXIT_OK, clean, print_json
+from grounded_rag._console import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    clean,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from grounded_rag.retrieval.ingest import IngestReport
@@ -20,9 +28,11 @@ def register(subparsers: Any) -> None:
         description="Index documents. Unchanged files are skipped, changed ones replaced. "
         "Text that is not UTF-8 is read in the encoding detected for it (reported); a file "
         "whose encoding cannot be told is refused. References show each file's path relative "
-        "to the directory given (or --base-url + that path), never the server's file system.",
+        "to the directory given (or --base-url + that path), never the server's file system. "
+        "Ctrl-C saves finished documents; running the same command again resumes. --reembed "
+        "re-embeds the stored chunks with another embedder (no PATH needed).",
     )
-    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    ingest.add_argument("paths", nargs="*", metavar="PATH", help="files or directories")
     _store_args(ingest)
     ingest.add_argument(
         "--prune", action="store_true", help="remove documents no longer in PATH..."
@@ -31,6 +41,12 @@ def register(subparsers: Any) -> None:
         "--base-url", metavar="URL", default=None,
         help="where readers can open the files, e.g. https://docs.example.com/handbook/ "
         "(each reference links to URL + the file's relative path)",
+    )
+    ingest.add_argument(
+        "--reembed",
+        action="store_true",
+        help="rebuild every vector with --embedder from the stored chunks (documents are "
+        "not re-read; queries keep using the old vectors until the new ones are complete)",
     )
     ingest.add_argument("--no-progress", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -57,6 +73,14 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
         help="store directory (default: $GROUNDED_RAG_STORE or ./.grounded-rag)",
     )
     parser.add_argument(
+        "--embedder",
+        choices=["e5", "minilm"],
+        default=None,
+        help="built-in embedder: e5 (multilingual, default on Linux x86_64) or minilm "
+        "(English-only, faster); default: the one the store was built with "
+        "($GROUNDED_RAG_EMBEDDER)",
+    )
+    parser.add_argument(
         "--chroma-url",
         metavar="URL",
         default=None,
@@ -66,22 +90,64 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
 
 def ingest_summary(report: IngestReport) -> str:
     """One sentence on what an ingest run did, for people."""
+    if report.interrupted:
+        todo = len(report.added) + len(report.updated)
+        return (
+            f"interrupted: {len(report.committed)} of {todo} new or changed documents saved "
+            f"({report.chunks_written} chunks embedded); run the same command again to resume"
+        )
+    reused = (f" ({report.chunks_reused} reused from an interrupted run)"
+              if report.chunks_reused else "")
     return (
         f"{len(report.added)} added, {len(report.updated)} updated, "
         f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, "
         f"{len(report.errors)} failed; {report.chunks_written} chunks written to "
-        f"{clean(report.store)}"
+        f"{clean(report.store)}{reused}"
     )
+
+
+def _run_reembed(args: argparse.Namespace) -> int:
+    from grounded_rag.retrieval.ingest import reembed_store
+
+    if args.paths or args.prune:
+        raise CommandError("--reembed takes no PATH and no --prune; run it on its own",
+                           code=EXIT_USAGE, kind="usage")
+    report = reembed_store(
+        args.store,
+        embedder=args.embedder,
+        chroma_url=args.chroma_url,
+        progress=not args.no_progress,
+    )
+    if args.json:
+        print_json(report.to_dict())
+    elif report.interrupted:
+        print(
+            f"interrupted: {report.previous} still serves; run the same command again to "
+            f"resume ({report.chunks_embedded + report.chunks_reused} chunks done so far)"
+        )
+    else:
+        print(
+            f"re-embedded {report.chunks_embedded} chunks ({report.chunks_reused} reused from "
+            f"an interrupted run) in {clean(report.store)}; now serving {report.embedder} "
+            f"(was {report.previous})"
+        )
+    return EXIT_INTERRUPTED if report.interrupted else EXIT_OK
 
 
 def _run_ingest(args: argparse.Namespace) -> int:
     from grounded_rag.retrieval.ingest import ingest_paths
 
+    if args.reembed:
+        return _run_reembed(args)
+    if not args.paths:
+        raise CommandError("give at least one PATH to ingest (or --reembed)",
+                           code=EXIT_USAGE, kind="usage")
     report = ingest_paths(
         args.paths,
         args.store,
         prune=args.prune,
         progress=not args.no_progress,
+        embedder=args.embedder,
         chroma_url=args.chroma_url,
         base_url=args.base_url,
     )
@@ -95,6 +161,8 @@ def _run_ingest(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
     else:
         print(ingest_summary(report))
+    if report.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
@@ -104,7 +172,9 @@ def _run_retrieve(args: argparse.Namespace) -> int:
     query = check_question(args.query)
     from grounded_rag.retrieval._open import open_retriever
 
-    retriever = open_retriever(args.store, chroma_url=args.chroma_url, mode=args.mode)
+    retriever = open_retriever(
+        args.store, chroma_url=args.chroma_url, mode=args.mode, embedder=args.embedder
+    )
     hits = retriever.retrieve(query, k=args.k)
     if args.json:
         print_json(hits)

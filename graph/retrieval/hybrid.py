@@ -8,23 +8,18 @@ from typing import Any, Literal, Protocol
 
 from grounded_rag.retrieval._bm25 import BM25Index
 from grounded_rag.retrieval.chunking import Chunk
-from grounded_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from grounded_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion, vector_weights
 from grounded_rag.retrieval.rerank import Candidate, Reranker, default_scorer
-from grounded_rag.retrieval.text_analysis import has_japanese, tokenize
+from grounded_rag.retrieval.text_analysis import has_japanese, is_japanese_text, tokenize
 from grounded_rag.types import Evidence
 
 Mode = Literal["hybrid", "bm25", "vector"]
 DEFAULT_CANDIDATES = 20
 """How many results each side (BM25, vector) contributes to the fusion."""
-JA_VECTOR_WEIGHT = 0.0
-"""RRF weight of the vector side for Japanese queries when the embeddings are English-only.
-
-The bundled MiniLM model is English-only. Measured on JSQuAD (1000 questions, recall@5):
-BM25 0.961, vector 0.256, fused with vector weight 1.0 / 0.5 / 0.25 / 0.1 / 0.0 = 0.859 /
-0.877 / 0.883 / 0.944 / 0.961. So for Japanese queries the vector side only fills in when
-BM25 finds fewer than k chunks (and still feeds the relevance score). Any other embeddings
-get weight 1.0 (pass ``ja_vector_weight`` to override).
-"""
+CROSS_LANGUAGE_DEPTH = 3
+"""With a multilingual embedder the vector side fetches this many times more candidates,
+so the best chunks in the other language than the question are found even when
+same-language chunks fill the top of the list."""
 
 
 class SearchBackend(Protocol):
@@ -41,6 +36,35 @@ class SearchBackend(Protocol):
     def fetch(self, keys: Sequence[str]) -> dict[str, tuple[Chunk, list[str]]]:
         """Chunk and BM25 tokens for each known key."""
         ...
+
+
+def _follow_store(backend: Any, embeddings: Any, follow: bool) -> Any:
+    """The embeddings matching the backend's serving vectors (a store can be re-embedded).
+
+    A store switched to another built-in embedder by ``ingest --reembed`` is followed when
+    the retriever was opened without explicit embeddings; explicit ones that no longer
+    match raise :class:`StoreMismatchError` naming the re-embed command.
+    """
+    serving = getattr(backend, "serving_embedder", None)
+    if serving is None or embeddings is None:
+        return embeddings
+    stored = serving()
+    if stored is None:
+        return embeddings
+    from grounded_rag.retrieval._errors import StoreMismatchError
+    from grounded_rag.retrieval.embeddings import (
+        builtin_for,
+        default_embeddings,
+        embedder_identity,
+    )
+
+    mine = embedder_identity(embeddings)
+    if stored.same_model(mine):
+        return embeddings
+    builtin = builtin_for(stored.name)
+    if follow and builtin is not None:
+        return default_embeddings(builtin)
+    raise StoreMismatchError(backend.mismatch_error(stored, mine))
 
 
 # Question words say what is asked, not what the answer's text contains: they are left out
@@ -63,6 +87,10 @@ def _coverage(query_tokens: set[str], chunk_tokens: list[str], bm25: BM25Index |
     weights = {t: (bm25.idf(t) if bm25 is not None else 1.0) for t in query_tokens}
     total = sum(weights.values())
     return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
+
+
+def _is_ja(chunk: Chunk) -> bool:
+    return is_japanese_text(chunk.text)
 
 
 def to_evidence(chunk: Chunk, score: float, relevance: float) -> Evidence:
@@ -98,6 +126,8 @@ class HybridRetriever:
         rrf_k: int = RRF_K,
         reranker: Reranker | None = None,
         ja_vector_weight: float | None = None,
+        en_vector_weight: float | None = None,
+        follow_store: bool = False,
     ) -> None:
         if mode not in ("hybrid", "bm25", "vector"):
             raise ValueError(f"unknown mode {mode!r}; use 'hybrid', 'bm25' or 'vector'")
@@ -108,17 +138,34 @@ class HybridRetriever:
         self.mode = mode
         self.n_candidates = n_candidates
         self.rrf_k = rrf_k
-        if ja_vector_weight is None:
-            from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
-
-            english_only = (
-                embeddings is None
-                or isinstance(embeddings, MiniLMEmbeddings)
-                or ("minilm" in str(getattr(embeddings, "model_name", "")).lower())
-            )
-            ja_vector_weight = JA_VECTOR_WEIGHT if english_only else 1.0
         self.ja_vector_weight = ja_vector_weight
-        self.reranker: Reranker = reranker or default_scorer()
+        """RRF weight of the vector side for Japanese queries (None: per embedder)."""
+        self.en_vector_weight = en_vector_weight
+        """RRF weight of the vector side for other queries (None: per embedder)."""
+        self.follow_store = follow_store
+        self._reranker = reranker
+        self._scorers: dict[int, Reranker] = {}
+
+    def _scorer(self, embeddings: Any) -> Reranker:
+        if self._reranker is not None:
+            return self._reranker
+        key = id(embeddings)
+        if key not in self._scorers:
+            self._scorers[key] = default_scorer(embeddings)
+        return self._scorers[key]
+
+    @property
+    def reranker(self) -> Reranker:
+        """The relevance scorer in use (the embedder's calibrated default unless given)."""
+        return self._scorer(self.embeddings)
+
+    def _weights(self, embeddings: Any) -> dict[str, float]:
+        weights = dict(vector_weights(embeddings))
+        if self.ja_vector_weight is not None:
+            weights["ja"] = self.ja_vector_weight
+        if self.en_vector_weight is not None:
+            weights["en"] = self.en_vector_weight
+        return weights
 
     def retrieve(self, query: str, k: int = 5) -> list[Evidence]:
         """Return up to ``k`` chunks for ``query``, best first."""
@@ -130,21 +177,51 @@ class HybridRetriever:
             return []
         n = max(self.n_candidates, k)
         bm25 = self.backend.bm25_index()
+        embeddings = _follow_store(self.backend, self.embeddings, self.follow_store)
+        if embeddings is not self.embeddings:
+            self.embeddings = embeddings
         q_tokens = tokenize(query)
         lexical: list[tuple[str, float]] = []
         vector: list[tuple[str, float]] = []
         if self.mode in ("hybrid", "bm25") and bm25 is not None:
             lexical = bm25.search(q_tokens, n)
+        query_ja = has_japanese(query)
+        weights = self._weights(embeddings)
+        split = weights.get("cross") is not None and self.mode != "bm25"
         if self.mode in ("hybrid", "vector"):
-            vector = self.backend.vector_search(self.embeddings.embed_query(query), n)
-        vector_weight = self.ja_vector_weight if has_japanese(query) else 1.0
-        sides = [(side, w) for side, w in ((lexical, 1.0), (vector, vector_weight)) if side]
+            # A multilingual model still ranks same-language text first: fetch a deeper
+            # list and give the best chunks in the other language a ranking of their own.
+            depth = n * CROSS_LANGUAGE_DEPTH if split else n
+            vector = self.backend.vector_search(embeddings.embed_query(query), depth)
+        vector_weight = weights["ja" if query_ja else "en"]
+        rows: dict[str, tuple[Chunk, list[str]]] = {}
+        if split:
+            rows = self.backend.fetch(list({key for key, _ in lexical + vector}))
+            same_language = {key: _is_ja(chunk) == query_ja for key, (chunk, _) in rows.items()}
+
+            def by_language(side: list[tuple[str, float]], same: bool) -> list[tuple[str, float]]:
+                return [kc for kc in side if same_language.get(kc[0]) is same]
+
+            # Each language gets its own rankings: the best chunk in the other language is
+            # not crowded out by same-language ones, and lexical matches across languages
+            # (shared Latin names and numbers only) count for less.
+            ranked = [
+                (by_language(lexical, True), 1.0),
+                (by_language(lexical, False), weights["cross_lexical"]),
+                (by_language(vector, True)[:n], vector_weight),
+                (by_language(vector, False)[:n], weights["cross"]),
+            ]
+        else:
+            ranked = [(lexical, 1.0), (vector, vector_weight)]
+        sides = [(side, w) for side, w in ranked if side]
         fused = reciprocal_rank_fusion(
             [[key for key, _ in side] for side, _ in sides],
             k=self.rrf_k,
             weights=[w for _, w in sides],
         )[:n]
-        rows = self.backend.fetch([key for key, _ in fused])
+        missing = [key for key, _ in fused if key not in rows]
+        if missing:
+            rows.update(self.backend.fetch(missing))
         bm25_scores = dict(lexical)
         cosines = dict(vector)
         # A chunk the vector side did not return scores at most the last cosine it did.
@@ -166,8 +243,18 @@ class HybridRetriever:
                     coverage=_coverage(query_set, tokens, bm25),
                 )
             )
-        relevances = self.reranker.score(query, candidates)
+        scorer = self._scorer(embeddings)
+        relevances = scorer.score(query, candidates)
         scored = list(zip(candidates, relevances, strict=True))
-        if self.reranker.reorders:
+        reorders_for = getattr(scorer, "reorders_for", None)
+        if scorer.reorders:
             scored.sort(key=lambda cr: -cr[1])
+        elif self.mode == "hybrid" and reorders_for is not None and reorders_for(query):
+            # Re-sort the chunks in the question's language by the calibrated score (better
+            # than the fused order on dev data); chunks in the other language keep their
+            # fused places, their cosine-only score was never checked as a ranking.
+            slots = [i for i, (c, _) in enumerate(scored) if _is_ja(c.chunk) == query_ja]
+            best = sorted((scored[i] for i in slots), key=lambda cr: -cr[1])
+            for i, item in zip(slots, best, strict=True):
+                scored[i] = item
         return [(to_evidence(c.chunk, c.fused, r), c) for c, r in scored[:k]]

@@ -78,9 +78,9 @@ class InMemoryRetriever(HybridRetriever):
             else:
                 chunks.append(Chunk(f"{doc_id}#sec0", doc_id, title, url, "", text, 0, len(text)))
         if mode != "bm25" and embeddings is None:
-            from grounded_rag.retrieval.embeddings import MiniLMEmbeddings
+            from grounded_rag.retrieval.embeddings import default_embeddings
 
-            embeddings = MiniLMEmbeddings()
+            embeddings = default_embeddings()
         backend = _MemoryBackend(chunks, embeddings if mode != "bm25" else None, chunk)
         super().__init__(
             backend, embeddings, mode=mode, n_candidates=n_candidates, reranker=reranker

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from grounded_rag.retrieval.chunking import Chunk
 
@@ -58,8 +58,11 @@ def _sigmoid(x: float) -> float:
 class FeatureScorer:
     """Logistic relevance from cosine and query-term coverage (no extra model).
 
-    MiniLM is English-centred: unrelated Japanese text still scores cosine ~0.5, so
-    Japanese queries get their own cosine weight and bias.
+    Coefficients are fitted per embedder (cosine scales differ: MiniLM gives unrelated
+    Japanese text ~0.5, e5 puts everything between ~0.7 and ~0.95) and per query
+    language. A chunk in the other language than the question shares no terms with it,
+    so such cross-language candidates are scored from the cosine alone when ``bias_x``
+    and ``w_cosine_x`` are set.
     """
 
     bias: float
@@ -74,12 +77,28 @@ class FeatureScorer:
     """Cosine weight for Japanese queries."""
     w_coverage_ja: float
     """Coverage weight for Japanese queries."""
+    bias_x: float | None = None
+    """Intercept for a chunk in the other language than the question (cosine only)."""
+    w_cosine_x: float | None = None
+    """Cosine weight for a cross-language chunk."""
     reorders: bool = False
-    """Keep the fused order (measured better for recall than sorting by this score)."""
+    """Sort every query's results by this score (default: keep the fused order)."""
+    reorder_languages: tuple[str, ...] = ()
+    """Query languages (``"ja"``, ``"en"``) whose results are sorted by this score: where
+    the embedder's cosine made the calibrated score a better ranking than the fused order
+    on dev data (e5, Japanese); MiniLM keeps the fused order."""
+
+    def reorders_for(self, query: str) -> bool:
+        """True when results for ``query`` should be sorted by this score."""
+        if self.reorders:
+            return True
+        from grounded_rag.retrieval.text_analysis import has_japanese
+
+        return ("ja" if has_japanese(query) else "en") in self.reorder_languages
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         """Calibrated relevance for each candidate."""
-        from grounded_rag.retrieval.text_analysis import has_japanese
+        from grounded_rag.retrieval.text_analysis import has_japanese, is_japanese_text
 
         ja = has_japanese(query)
         b, wc, wv = (
@@ -87,18 +106,24 @@ class FeatureScorer:
             if ja
             else (self.bias, self.w_cosine, self.w_coverage)
         )
+        cross = self.bias_x is not None and self.w_cosine_x is not None
         out = []
         for c in candidates:
             cos = c.cosine if c.cosine is not None else 0.0
-            out.append(_sigmoid(b + wc * cos + wv * c.coverage))
+            if cross and is_japanese_text(c.chunk.text) != ja:
+                out.append(_sigmoid(self.bias_x + self.w_cosine_x * cos))  # type: ignore[operator]
+            else:
+                out.append(_sigmoid(b + wc * cos + wv * c.coverage))
         return out
 
 
-def default_scorer() -> FeatureScorer:
-    """The calibrated default scorer (coefficients live in ``calibration.py``)."""
-    from grounded_rag.retrieval.calibration import FEATURE_COEFFICIENTS
+def default_scorer(embeddings: Any = None) -> FeatureScorer:
+    """The calibrated scorer for an embedder (coefficients live in ``calibration.py``)."""
+    from grounded_rag.retrieval.calibration import coefficients_for
 
-    return FeatureScorer(**FEATURE_COEFFICIENTS)
+    coefficients = coefficients_for(embeddings)
+    languages = tuple(coefficients.pop("reorder_languages", ()))
+    return FeatureScorer(**coefficients, reorder_languages=languages)
 
 
 class CrossEncoderReranker:

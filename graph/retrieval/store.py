@@ -11,7 +11,12 @@ Chroma keys are ``<chunk id>@<document hash prefix>``, so a changed document's n
 vectors never overwrite the old ones; everything is written first, and one SQLite
 transaction then switches to the new generation. A crash at any point leaves either the
 old or the new state visible, never a mix; leftovers are garbage-collected by the next
-ingest.
+ingest that finishes (vectors an interrupted run already wrote are reused when it resumes).
+
+The store records which embedder wrote its vectors (name, weight sha256, dimension).
+Re-embedding writes a new Chroma collection next to the serving one and switches the
+collection and the recorded embedder in the same kind of single transaction, so readers
+never see a half-re-embedded store.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from grounded_rag.retrieval._bm25 import BM25Index
 from grounded_rag.retrieval._errors import EmptyStoreError, StoreMismatchError, StoreNotFoundError
+from grounded_rag.retrieval._identity import EmbedderIdentity
 from grounded_rag.retrieval.chunking import Chunk
 
 DEFAULT_STORE_DIR = ".grounded-rag"
@@ -100,6 +106,8 @@ class Store:
             self.set_meta("generation", "0")
         self._client: Any = None
         self._collection: Any = None
+        self._collection_name = ""
+        self._serving: tuple[str, EmbedderIdentity | None] = ("", None)
         self._bm25: BM25Index | None = None
         self._bm25_gen: str | None = None
         self._visible: set[str] = set()
@@ -114,43 +122,98 @@ class Store:
         """Write a setting (inside the current transaction when one is open)."""
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def check_embeddings(self, name: str, dimension: int | None) -> None:
-        """Record the embedding model on first use; refuse a different one later."""
-        stored = self.meta("embedding_model")
+    def embedder(self) -> EmbedderIdentity | None:
+        """The embedder recorded for the serving vectors (None before the first ingest)."""
+        return _identity_from(self._snapshot_meta())
+
+    def mismatch_error(self, stored: EmbedderIdentity, wanted: EmbedderIdentity) -> str:
+        """The message for a store opened with another embedder than the one that built it."""
+        from grounded_rag.retrieval.embeddings import builtin_for
+
+        target = builtin_for(wanted.name)
+        command = (
+            f"grounded-rag ingest --reembed --embedder {target} --store {self.directory}"
+            if target
+            else f"reembed_store({str(self.directory)!r}, embeddings=<your embeddings>)"
+        )
+        current = builtin_for(stored.name)
+        keep = (
+            f"--embedder {current} (or GROUNDED_RAG_EMBEDDER={current})"
+            if current
+            else "the embeddings it was built with"
+        )
+        return (
+            f"the store at {self.directory} was built with embeddings {stored.describe()}, "
+            f"not {wanted.describe()}; vectors of two models are never mixed. Either use "
+            f"{keep}, or re-embed the stored chunks (documents are not re-read; queries keep "
+            f"working meanwhile) with: {command}"
+        )
+
+    def check_embeddings(self, identity: EmbedderIdentity) -> None:
+        """Record the embedder on first use; refuse a different one later."""
+        stored = self.embedder()
         if stored is None:
-            self.set_meta("embedding_model", name)
+            self._record_identity(identity)
             return
-        if stored != name:
-            raise StoreMismatchError(
-                f"the store at {self.directory} was built with embeddings {stored!r}, not "
-                f"{name!r}; use the same embeddings or ingest into a new --store directory"
+        if not stored.same_model(identity):
+            raise StoreMismatchError(self.mismatch_error(stored, identity))
+        if (identity.weights_sha256 and not stored.weights_sha256) or (
+            identity.dimension and not stored.dimension
+        ):
+            # Stores written before hashes were recorded: fill in what is now known.
+            self._record_identity(
+                EmbedderIdentity(
+                    stored.name,
+                    stored.weights_sha256 or identity.weights_sha256,
+                    stored.dimension or identity.dimension,
+                )
             )
-        stored_dim = self.meta("dimension")
-        if dimension is not None and stored_dim is not None and int(stored_dim) != dimension:
-            raise StoreMismatchError(
-                f"embedding dimension {dimension} does not match the store's {stored_dim}"
-            )
+
+    def _record_identity(self, identity: EmbedderIdentity) -> None:
+        self.set_meta("embedding_model", identity.name)
+        self.set_meta("embedding_sha256", identity.weights_sha256)
+        if identity.dimension:
+            self.set_meta("dimension", str(identity.dimension))
+
+    def _snapshot_meta(self) -> dict[str, str]:
+        """All settings read in one statement (a consistent view of one generation)."""
+        return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 
     # -- vectors --------------------------------------------------------------------------
+    def open_collection(self, name: str) -> Any:
+        """A Chroma collection of this store by name (created when missing, cosine space)."""
+        if self._client is None:
+            self._client = _chroma_client(self.directory, self.chroma_url)
+        return self._client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
+
+    def drop_collection(self, name: str) -> None:
+        """Delete a Chroma collection (missing ones are ignored)."""
+        if self._client is None:
+            self._client = _chroma_client(self.directory, self.chroma_url)
+        with contextlib.suppress(Exception):
+            self._client.delete_collection(name)
+
     @property
     def collection(self) -> Any:
-        """The Chroma collection (created on first use, cosine space, no embedding function)."""
-        if self._collection is None:
-            self._client = _chroma_client(self.directory, self.chroma_url)
-            self._collection = self._client.get_or_create_collection(
-                self.meta("collection") or "grounded-rag",
-                embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
-            )
+        """The serving Chroma collection (created on first use, cosine space)."""
+        name = self.meta("collection") or "grounded-rag"
+        if self._collection is None or self._collection_name != name:
+            self._collection = self.open_collection(name)
+            self._collection_name = name
         return self._collection
 
-    def add_vectors(self, keys: list[str], vectors: list[list[float]], doc_ids: list[str]) -> None:
+    def add_vectors(
+        self, keys: list[str], vectors: Any, doc_ids: list[str], *, collection: Any = None
+    ) -> None:
         """Write vectors (invisible until the generation that lists them is committed)."""
         import numpy as np
 
+        target = collection if collection is not None else self.collection
         batch = 1000
         for i in range(0, len(keys), batch):
-            self.collection.upsert(
+            target.upsert(
                 ids=keys[i : i + batch],
                 embeddings=np.asarray(vectors[i : i + batch], dtype=np.float32),
                 metadatas=[{"doc_id": d} for d in doc_ids[i : i + batch]],
@@ -161,12 +224,21 @@ class Store:
         for i in range(0, len(keys), 1000):
             self.collection.delete(ids=list(keys[i : i + 1000]))
 
-    def all_vector_keys(self) -> list[str]:
-        """Every key in the Chroma collection (for garbage collection)."""
+    def existing_vector_keys(self, keys: Sequence[str], collection: Any = None) -> set[str]:
+        """The subset of ``keys`` that already has a vector (written by an interrupted run)."""
+        target = collection if collection is not None else self.collection
+        found: set[str] = set()
+        for i in range(0, len(keys), 1000):
+            found.update(target.get(ids=list(keys[i : i + 1000]), include=[])["ids"])
+        return found
+
+    def all_vector_keys(self, collection: Any = None) -> list[str]:
+        """Every key in a Chroma collection (default: the serving one)."""
+        target = collection if collection is not None else self.collection
         out: list[str] = []
         offset = 0
         while True:
-            got = self.collection.get(include=[], limit=5000, offset=offset)
+            got = target.get(include=[], limit=5000, offset=offset)
             out.extend(got["ids"])
             if len(got["ids"]) < 5000:
                 return out
@@ -188,24 +260,38 @@ class Store:
 
     def bm25_index(self) -> BM25Index | None:
         """The committed BM25 index, reloaded when another process committed a new one."""
-        gen = self.meta("generation")
+        meta = self._snapshot_meta()
+        gen = meta.get("generation")
         if gen != self._bm25_gen:
             with self._lock:
-                name = self.meta("bm25_dir") or ""
+                name = meta.get("bm25_dir") or ""
                 index = BM25Index.load(self.directory / name) if name else None
                 self._bm25 = index
                 self._visible = set(index.keys) if index else set()
+                self._serving = (meta.get("collection") or "grounded-rag", _identity_from(meta))
                 self._bm25_gen = gen
         return self._bm25
 
+    def serving_embedder(self) -> EmbedderIdentity | None:
+        """The embedder of the generation loaded by :meth:`bm25_index` (what queries use)."""
+        self.bm25_index()
+        return self._serving[1]
+
     def vector_search(self, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
-        """Top ``n`` visible (key, cosine) pairs."""
+        """Top ``n`` visible (key, cosine) pairs of the loaded generation's collection."""
         import numpy as np
 
-        self.bm25_index()
+        if self._bm25_gen is None:
+            self.bm25_index()
+        # No reload here: the query vector was made for the generation loaded when the
+        # query started (a re-embed may switch embedders; the old collection outlives it).
         if not self._visible:
             return []
-        res = self.collection.query(
+        name = self._serving[0]
+        if self._collection is None or self._collection_name != name:
+            self._collection = self.open_collection(name)
+            self._collection_name = name
+        res = self._collection.query(
             query_embeddings=[np.asarray(vector, dtype=np.float32)],
             n_results=min(n + 5, len(self._visible) + 5),
             include=["distances"],
@@ -230,6 +316,16 @@ class Store:
             )
             for r in rows
         }
+
+    def chunk_texts(self) -> list[tuple[str, str, str]]:
+        """``(key, doc_id, embedded text)`` of every committed chunk, in document order."""
+        from grounded_rag.retrieval.chunking import index_text
+
+        rows = self._db.execute(
+            'SELECT key, chunk_id, doc_id, title, url, section, text, start, "end" FROM chunks '
+            "ORDER BY doc_id, ord"
+        )
+        return [(r[0], r[2], index_text(Chunk(*r[1:]))) for r in rows]
 
     def require_documents(self) -> None:
         """Raise :class:`EmptyStoreError` when nothing has been ingested."""
@@ -332,8 +428,34 @@ class Store:
             shutil.rmtree(self.directory / old_dir, ignore_errors=True)
         return garbage
 
+    def switch_collection(self, name: str, identity: EmbedderIdentity) -> None:
+        """Atomically serve the vectors of collection ``name``, written by ``identity``.
+
+        The previous collection is kept until the next ingest finishes, so a reader that
+        loaded the old generation a moment ago can still finish its query.
+        """
+        db = self._db
+        old = self.meta("collection") or ""
+        stale = json.loads(self.meta("stale_collections") or "[]")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            self.set_meta("collection", name)
+            self._record_identity(identity)
+            if old and old != name:
+                self.set_meta("stale_collections", json.dumps([*stale, old]))
+            db.execute("DELETE FROM meta WHERE key IN ('reembed_collection', 'reembed_model')")
+            self.set_meta("generation", str(int(self.meta("generation") or "0") + 1))
+            _fail_point("before_switch")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def collect_garbage(self) -> int:
-        """Delete vectors and BM25 directories no committed generation refers to."""
+        """Delete vectors, collections and BM25 directories nothing committed refers to."""
+        for name in json.loads(self.meta("stale_collections") or "[]"):
+            self.drop_collection(name)
+        self.set_meta("stale_collections", "[]")
         committed = {r[0] for r in self._db.execute("SELECT key FROM chunks")}
         stale = [k for k in self.all_vector_keys() if k not in committed]
         self.delete_vectors(stale)
@@ -346,6 +468,14 @@ class Store:
     def close(self) -> None:
         """Close the catalogue connection."""
         self._db.close()
+
+
+def _identity_from(meta: dict[str, str]) -> EmbedderIdentity | None:
+    name = meta.get("embedding_model")
+    if not name:
+        return None
+    dim = meta.get("dimension")
+    return EmbedderIdentity(name, meta.get("embedding_sha256") or "", int(dim) if dim else None)
 
 
 _FAIL_POINTS: set[str] = set()
@@ -364,6 +494,8 @@ def store_info(store: Store) -> dict[str, Any]:
         "documents": store.document_count(),
         "chunks": store.chunk_count(),
         "embedding_model": store.meta("embedding_model"),
+        "embedding_sha256": store.meta("embedding_sha256") or "",
+        "dimension": int(store.meta("dimension") or 0) or None,
         "generation": int(store.meta("generation") or 0),
         "collection": store.meta("collection"),
         "chroma": store.chroma_url or "embedded",

@@ -66,6 +66,18 @@ def has_japanese(text: str) -> bool:
     return _JA_RUN.search(text) is not None
 
 
+def is_japanese_text(text: str, share: float = 0.2) -> bool:
+    """True when at least ``share`` of the non-space characters are kana or kanji.
+
+    Tells a Japanese passage from an English one that quotes a Japanese name.
+    """
+    sample = "".join(text[:2000].split())
+    if not sample:
+        return False
+    ja = sum(len(m.group()) for m in _JA_RUN.finditer(sample))
+    return ja >= share * len(sample)
+
+
 def _japanese_tokens(run: str, out: list[str]) -> None:
     tok = _sudachi_tokenizer()
     for start in range(0, len(run), _SUDACHI_MAX_CHARS):

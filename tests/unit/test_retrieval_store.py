@@ -48,9 +48,8 @@ def write(path, text):
     return path
 
 
-@pytest.fixture
-def docs(tmp_path):
-    root = tmp_path / "docs"
+def make_docs(root):
+    """Three small documents: a.md (two sections), b.md, sub/c.txt."""
     write(
         root / "a.md",
         "# Alpha\n\n## Scope\nAlpha covers apples.\n\n## Price\nApples cost 3 dollars.\n",
@@ -58,6 +57,11 @@ def docs(tmp_path):
     write(root / "b.md", "# Beta\n\n## Scope\nBeta covers bananas.\n")
     write(root / "sub" / "c.txt", "Gamma notes\n\nCherries are red.\n")
     return root
+
+
+@pytest.fixture
+def docs(tmp_path):
+    return make_docs(tmp_path / "docs")
 
 
 def ids(retriever, query, k=10):
@@ -121,7 +125,9 @@ def test_failure_mid_ingest_leaves_previous_state_visible(tmp_path, docs):
     write(docs / "d.md", "# Delta\n\nDates are sweet.\n")
     # the first changed document embeds fine, the second one fails
     with pytest.raises(RuntimeError, match="embedding service died"):
-        ingest_paths([docs], store, embeddings=HashEmbeddings(fail_after=1), progress=False)
+        ingest_paths(
+            [docs], store, embeddings=HashEmbeddings(fail_after=1), progress=False, batch_size=1
+        )
     s = Store(store)
     assert s.documents() == before  # nothing half-written is visible
     emb = HashEmbeddings()
@@ -130,10 +136,12 @@ def test_failure_mid_ingest_leaves_previous_state_visible(tmp_path, docs):
     assert not [i for i in ids(retr, "avocados dates") if i.startswith("d#")]
     for ev in retr.retrieve("avocados", 10):
         assert "avocados" not in ev["text"]
-    # orphaned vectors exist but the next ingest cleans them up and completes
+    # the vector finished before the failure is kept (not visible) and reused on resume;
+    # the next ingest completes and cleans up what nothing refers to
     assert len(s.all_vector_keys()) > s.chunk_count()
     r = ingest_paths([docs], store, embeddings=emb, progress=False)
     assert r.updated == ["a"] and r.added == ["d"]
+    assert r.chunks_reused == 1 and r.chunks_written == 1
     s = Store(store)
     assert len(s.all_vector_keys()) == s.chunk_count()
     assert ids(open_retriever(store, embeddings=emb), "avocados", 1) == ["a#sec2"]
