@@ -429,6 +429,13 @@ class Nodes:
                 verdicts = verifier.verify(to_check, language=language) if to_check else []
         findings = list(state.get("findings", []))
         for index, (claim, verdict) in enumerate(zip(claims, verdicts, strict=True)):
+            verdict = dict(verdict)  # type: ignore[assignment]
+            verdict.pop("judge", None)
+            if verdict.pop("truncated", False):
+                findings.append({"type": "evidence_truncated", "severity": "minor",
+                                 "claim_index": index,
+                                 "detail": "The evidence was cut to fit the judge's context; "
+                                 "the verdict read only its first part."})
             claim.update(verdict)
             if verdict["verdict"] == "contradicted":
                 findings.append({"type": "contradicted", "severity": "major",

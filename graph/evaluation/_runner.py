@@ -49,6 +49,8 @@ def run_eval(
     price: tuple[float, float] | None = None,
     check_batching: bool = False,
     progress: bool = True,
+    judge_mode: str | None = None,
+    answerability: Any = None,
     on_item: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate one dataset and return the report (also written to ``out_dir``).
@@ -75,11 +77,13 @@ def run_eval(
         check_batching: also measure model calls per verifier call as claims grow.
         progress: show a tqdm progress bar on stderr.
         on_item: called with each finished item's result (e.g. for logging).
+        judge_mode: ``head`` or ``logit`` for the local judges (``$GROUNDED_RAG_JUDGE``).
+        answerability: an injected answerability judge for the answer task.
     """
     from tqdm import tqdm
 
     from grounded_rag.context import default_model_spec
-    from grounded_rag.models import resolve_verifier
+    from grounded_rag.models import is_local_spec, resolve_verifier
 
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     task = task or data.default_task
@@ -100,6 +104,18 @@ def run_eval(
         variant = f"retrieval={retrieval if retriever_factory is None else 'custom'};" + ";".join(
             f"{k}={v}" for k, v in sorted(settings.items()))
 
+    if judge_mode is not None:
+        if judge_mode not in ("head", "logit"):
+            raise ValueError(f"judge must be 'head' or 'logit', not {judge_mode!r}")
+        os.environ["GROUNDED_RAG_JUDGE"] = judge_mode
+    if verifier is None and is_local_spec(spec):
+        from grounded_rag.local.heads import installed_heads_digest
+        from grounded_rag.models import local_judge_mode
+
+        mode = local_judge_mode() or "default"
+        variant += f";judge={mode}:{installed_heads_digest()}"
+        if answerability is not None:
+            variant += f";answerability={_label(answerability)}"
     judge = resolve_verifier(verifier if verifier is not None else spec, "")
     instrumented = _verify.InstrumentedVerifier(judge)
 
@@ -114,6 +130,7 @@ def run_eval(
     errors: list[dict[str, str]] = []
     cached = 0
     run_item = _make_runner(task, data, instrumented, generator=generator,
+                            answerability=answerability,
                             retriever_factory=retriever_factory, retrieval=retrieval,
                             spec=spec if generator is None else "", settings=settings,
                             price=price if price is not None else _answer.PRICES_PER_MTOK.get(spec))
@@ -163,6 +180,7 @@ def _make_runner(
     instrumented: _verify.InstrumentedVerifier,
     *,
     generator: Any,
+    answerability: Any = None,
     retriever_factory: _answer.RetrieverFactory | None,
     retrieval: str,
     spec: str,
@@ -177,7 +195,7 @@ def _make_runner(
     factory = retriever_factory or _answer.memory_retriever_factory(retrieval)
     recorder = _answer.RecordingRetriever()
     graph = build_graph(retriever=recorder, generator=generator,
-                        verifier=instrumented.verifier)
+                        verifier=instrumented.verifier, answerability=answerability)
     configurable = dict(settings)
     if spec:
         configurable.setdefault("generator_model", spec)

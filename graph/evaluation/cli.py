@@ -45,6 +45,13 @@ def register(sub: Any) -> None:
                         help="output folder for reports and the cache (default eval-results/)")
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                         help="reuse cached per-item results (default: on)")
+    parser.add_argument("--judge", choices=["head", "logit"], default=None,
+                        help="local judges: trained heads (default with the bundled model) or "
+                        "the plain Yes/No scorer")
+    parser.add_argument("--answerability-heads", default=None, metavar="DIR",
+                        help="answer task: per-fold answerability heads written by "
+                        "`grounded-rag train-judge` (each query is judged by the head that "
+                        "never saw it)")
     parser.add_argument("--json", action="store_true", help="print the report(s) as JSON")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(func=run)
@@ -96,6 +103,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    answerability = None
+    if args.answerability_heads:
+        from grounded_rag.training.folds import FoldedAnswerabilityJudge
+
+        try:
+            answerability = FoldedAnswerabilityJudge.from_dir(args.answerability_heads)
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     reports = []
     status = 0
     for name in args.files:
@@ -105,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 retrieval=args.retrieval, settings=settings, out_dir=args.out,
                 resume=args.resume, sample=args.sample, seed=args.seed, price=price,
                 check_batching=args.batching_check, progress=not args.no_progress,
+                judge_mode=args.judge, answerability=answerability,
             )
         except (DatasetError, MissingExtraError, ValueError) as exc:
             print(f"skipped {name}: {exc}", file=sys.stderr)
