@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "grounded_rag.local.cli",
     "grounded_rag.serving.cli",
     "grounded_rag.evaluation.cli",
+    "grounded_rag.training.cli",
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from typing import Any
 
@@ -83,7 +84,7 @@ def resolve_chat_model(model: str | BaseChatModel | None, fallback: str = "") ->
     return chat_model_from_spec(model or fallback or default_model_spec())
 
 
-_verifiers: dict[str, Verifier] = {}
+_verifiers: dict[tuple[str, str], Verifier] = {}
 
 
 def resolve_verifier(
@@ -105,20 +106,34 @@ def resolve_verifier(
     if verifier is not None and not isinstance(verifier, str):
         return CascadeVerifier(verifier)
     spec = verifier or generator_spec or default_model_spec()
+    mode = local_judge_mode() if is_local_spec(spec) else ""
     with _lock:
-        if spec not in _verifiers:
+        if (spec, mode) not in _verifiers:
             if is_local_spec(spec):
                 require_extra("llama_cpp", "local")
                 from grounded_rag.local import LocalVerifier
 
-                inner: Any = LocalVerifier(model_path=local_model_path(spec))
+                inner: Any = LocalVerifier(model_path=local_model_path(spec),
+                                           judge=mode or None)  # type: ignore[arg-type]
             else:
                 inner = ChatJudgeVerifier(chat_model_from_spec(spec))
-            _verifiers[spec] = CascadeVerifier(inner)
-        return _verifiers[spec]
+            _verifiers[(spec, mode)] = CascadeVerifier(inner)
+        return _verifiers[(spec, mode)]
 
 
-_judges: dict[str, Any] = {}
+def local_judge_mode() -> str:
+    """``$GROUNDED_RAG_JUDGE`` for the local judges.
+
+    ``head`` (trained heads), ``logit`` (plain P(Yes)), or "" for the default: heads with the
+    bundled model, the plain scorer with another GGUF.
+    """
+    mode = os.environ.get("GROUNDED_RAG_JUDGE", "").strip().lower()
+    if mode not in ("", "head", "logit"):
+        raise ValueError(f"GROUNDED_RAG_JUDGE must be 'head' or 'logit', not {mode!r}")
+    return mode
+
+
+_judges: dict[tuple[str, str], Any] = {}
 
 
 def resolve_answerability(spec: str) -> AnswerabilityJudge:
@@ -128,12 +143,14 @@ def resolve_answerability(spec: str) -> AnswerabilityJudge:
     generator gets the probe only when the check is forced on).
     """
     key = spec if is_local_spec(spec) else "local"
+    mode = local_judge_mode()
     with _lock:
-        if key not in _judges:
+        if (key, mode) not in _judges:
             require_extra("llama_cpp", "local")
             from grounded_rag.local.answerability import LocalAnswerabilityJudge
 
-            _judges[key] = LocalAnswerabilityJudge(model_path=local_model_path(key))
-        judge: AnswerabilityJudge = _judges[key]
+            _judges[(key, mode)] = LocalAnswerabilityJudge(
+                model_path=local_model_path(key), judge=mode or None)  # type: ignore[arg-type]
+        judge: AnswerabilityJudge = _judges[(key, mode)]
         return judge
 

@@ -24,7 +24,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "verify_mode": "full",
         "max_retries": 2,
         "top_k": 6,
-        "abstain_threshold": 0.10,
         "answerability_check": "on",
         "quote_match_threshold": 0.95,
         "extractor_model": "auto",

@@ -43,6 +43,12 @@ REASON_UNSUPPORTED_EN = "The evidence does not state that {claim}"
 REASON_UNSUPPORTED_JA = "根拠には「{claim}」という記述がありません。"
 """Deterministic reason for a claim the scorer did not find supported (Japanese)."""
 
+REASON_CONTRADICTED_EN = 'The evidence says otherwise: "{evidence}"'
+"""Reason for a claim the trained judge found contradicted (English)."""
+
+REASON_CONTRADICTED_JA = "根拠の記述と食い違います:「{evidence}」"
+"""Reason for a claim the trained judge found contradicted (Japanese)."""
+
 REASON_NO_EVIDENCE_EN = "No evidence was provided for this claim."
 """Reason when a claim comes without any evidence text (English)."""
 

@@ -49,6 +49,8 @@ def run_eval(
     price: tuple[float, float] | None = None,
     check_batching: bool = False,
     progress: bool = True,
+    judge_mode: str | None = None,
+    answerability: Any = None,
     on_item: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate one dataset and return the report (also written to ``out_dir``).
@@ -78,11 +80,13 @@ def run_eval(
         check_batching: also measure model calls per verifier call as claims grow.
         progress: show a tqdm progress bar on stderr.
         on_item: called with each finished item's result (e.g. for logging).
+        judge_mode: ``head`` or ``logit`` for the local judges (``$GROUNDED_RAG_JUDGE``).
+        answerability: an injected answerability judge for the answer task.
     """
     from tqdm import tqdm
 
     from grounded_rag.context import default_model_spec
-    from grounded_rag.models import resolve_verifier
+    from grounded_rag.models import is_local_spec, resolve_verifier
 
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     task = task or data.default_task
@@ -106,9 +110,21 @@ def run_eval(
     elif settings:
         variant = _verify_variant(resolved)
 
+    if judge_mode is not None:
+        if judge_mode not in ("head", "logit"):
+            raise ValueError(f"judge must be 'head' or 'logit', not {judge_mode!r}")
+        os.environ["GROUNDED_RAG_JUDGE"] = judge_mode
     # The preset's judge (or an explicit verifier_model) judges both tasks' claims.
-    judge = resolve_verifier(verifier if verifier is not None
-                             else (resolved.verifier_model or spec), "")
+    judge_spec = verifier if verifier is not None else (resolved.verifier_model or spec)
+    if isinstance(judge_spec, str) and is_local_spec(judge_spec):
+        from grounded_rag.local.heads import installed_heads_digest
+        from grounded_rag.models import local_judge_mode
+
+        mode = local_judge_mode() or "default"
+        variant += f";judge={mode}:{installed_heads_digest()}"
+        if answerability is not None:
+            variant += f";answerability={_label(answerability)}"
+    judge = resolve_verifier(judge_spec, "")
     instrumented = _verify.InstrumentedVerifier(judge)
 
     out_path = Path(out_dir) if out_dir is not None else None
@@ -122,6 +138,7 @@ def run_eval(
     errors: list[dict[str, str]] = []
     cached = 0
     run_item = _make_runner(task, data, instrumented, resolved, generator=generator,
+                            answerability=answerability,
                             retriever_factory=retriever_factory, retrieval=retrieval,
                             spec=spec if generator is None else "", settings=settings,
                             price=price if price is not None else _answer.PRICES_PER_MTOK.get(spec))
@@ -173,6 +190,7 @@ def _make_runner(
     resolved: Any,
     *,
     generator: Any,
+    answerability: Any = None,
     retriever_factory: _answer.RetrieverFactory | None,
     retrieval: str,
     spec: str,
@@ -189,7 +207,7 @@ def _make_runner(
     factory = retriever_factory or _answer.memory_retriever_factory(retrieval)
     recorder = _answer.RecordingRetriever()
     graph = build_graph(retriever=recorder, generator=generator,
-                        verifier=instrumented.verifier)
+                        verifier=instrumented.verifier, answerability=answerability)
     configurable = dict(settings)
     if spec:
         configurable.setdefault("generator_model", spec)

@@ -48,6 +48,13 @@ def register(sub: Any) -> None:
                         help="output folder for reports and the cache (default eval-results/)")
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                         help="reuse cached per-item results (default: on)")
+    parser.add_argument("--judge", choices=["head", "logit"], default=None,
+                        help="local judges: trained heads (default with the bundled model) or "
+                        "the plain Yes/No scorer")
+    parser.add_argument("--answerability-heads", default=None, metavar="DIR",
+                        help="answer task: per-fold answerability heads written by "
+                        "`grounded-rag train-judge` (each query is judged by the head that "
+                        "never saw it)")
     parser.add_argument("--json", action="store_true", help="print the report(s) as JSON")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(func=run)
@@ -98,6 +105,14 @@ def run(args: argparse.Namespace) -> int:
         price = _parse_price(args.price)
     except ValueError as exc:
         raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
+    answerability = None
+    if args.answerability_heads:
+        from grounded_rag.training.folds import FoldedAnswerabilityJudge
+
+        try:
+            answerability = FoldedAnswerabilityJudge.from_dir(args.answerability_heads)
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
     reports = []
     status = 0
     for name in args.files:
@@ -107,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 retrieval=args.retrieval, settings=settings, out_dir=args.out,
                 resume=args.resume, sample=args.sample, seed=args.seed, price=price,
                 check_batching=args.batching_check, progress=not args.no_progress,
+                judge_mode=args.judge, answerability=answerability,
             )
         except MissingExtraError as exc:
             print(f"skipped {clean(name)}: {clean(exc)}", file=sys.stderr)

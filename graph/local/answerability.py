@@ -1,21 +1,31 @@
-"""Local answerability probe: P(Yes) for "does this passage contain the answer?"."""
+"""Local answerability judge: does a retrieved passage hold the answer to the question?"""
 
 from __future__ import annotations
 
 import os
 
+from grounded_rag.local.features import PASSAGE_BUDGET_CHARS, lang_of, passage_input
+from grounded_rag.local.heads import JudgeHead
 from grounded_rag.local.scorer import SupportScorer
-from grounded_rag.prompts import local_verify
+from grounded_rag.local.verifier import Judge, load_default_head
 from grounded_rag.types import Evidence
 from grounded_rag.verification.answerability import Answerability, PassageScore, decide
-from grounded_rag.verification.evidence import select_evidence
+
+__all__ = [
+    "ANSWERABLE_HEAD",
+    "DEFAULT_ANSWERABLE_THRESHOLDS",
+    "PASSAGE_BUDGET_CHARS",
+    "LocalAnswerabilityJudge",
+]
+
+ANSWERABLE_HEAD = "answerable"
+"""Name of the shipped answerability head (``grounded_rag/local/heads/answerable.*``)."""
 
 DEFAULT_ANSWERABLE_THRESHOLDS: dict[str, float | None] = {"ja": 0.97, "en": None}
-"""P(Yes) from which a passage counts as containing the answer, per language; ``None``
-skips the check for that language. The question is answerable when the best of the top
-``passages`` (3) reaches it. Measured with ``benchmarks/answerability_calibrate.py`` on all
-197 NoMIRACL dev queries (each query's own 10 passages; before generation, retrieval gate
-included):
+"""Thresholds of the plain Yes/No probe (``judge="logit"``): P(Yes) from which a passage
+counts as containing the answer, per language; ``None`` skips the check for that language.
+Measured with ``benchmarks/answerability_calibrate.py`` on all 197 NoMIRACL dev queries
+(each query's own 10 passages; before generation, retrieval gate included):
 
 - Japanese, 0.97: answers 61% of answerable queries and abstains on 85% of the others
   (the gate alone: 69% / 56%). AUROC of the best-of-3 score 0.82, of the top passage's 0.76.
@@ -23,19 +33,19 @@ included):
   half, 0.57 on the other). On NoMIRACL alone a threshold of 0.85 would help (73% / 53%
   against 84% / 21% for the gate alone), but on the bundled sample corpus the same probe
   scores plainly answerable English questions at 0.82-0.87 ("When are taxi fares
-  reimbursed?": 0.82), so it would refuse answers the sources give."""
+  reimbursed?": 0.82), so it would refuse answers the sources give.
 
-PASSAGE_BUDGET_CHARS = {"ja": 400, "en": 900}
-"""Text of each passage the probe reads: its sentences closest to the question."""
+The trained head (the default) carries its own per-language thresholds."""
 
 
 class LocalAnswerabilityJudge:
-    """Implements ``AnswerabilityJudge`` with the offline model's next-token Yes/No score.
+    """Implements ``AnswerabilityJudge`` with the offline model, one short prompt per passage.
 
     Each of the top ``passages`` retrieved passages is cut to the sentences that best match
-    the question (``select_evidence``) and scored on its own; the question is answerable when
-    the best passage reaches the language's threshold. Costs one short prompt per passage
-    and no generation.
+    the question and read on its own; the question is answerable when the best passage
+    reaches the language's threshold. ``judge="head"`` (default with the bundled model)
+    scores a passage with the trained head over the model's hidden states;
+    ``judge="logit"`` uses P(Yes) alone. No generation either way.
     """
 
     def __init__(
@@ -45,14 +55,41 @@ class LocalAnswerabilityJudge:
         passages: int = 3,
         thresholds: dict[str, float | None] | None = None,
         scorer: SupportScorer | None = None,
+        judge: Judge | None = None,
+        head: JudgeHead | None = None,
     ) -> None:
         self.passages = passages
-        self.thresholds = dict(thresholds or DEFAULT_ANSWERABLE_THRESHOLDS)
         self.scorer = scorer or SupportScorer(model=model_path)
+        if judge is None:
+            judge = "head" if head is not None or model_path in (None, "local") else "logit"
+            if thresholds is not None and head is None:
+                judge = "logit"  # explicit probe thresholds mean the plain probe
+        if judge not in ("head", "logit"):
+            raise ValueError(f"judge must be 'head' or 'logit', not {judge!r}")
+        self.judge: Judge = judge
+        self._head = head
+        self._model_path = model_path
+        self._thresholds = thresholds
+
+    @property
+    def head(self) -> JudgeHead:
+        """The answerability head (loaded and checked on first use)."""
+        if self._head is None:
+            self._head = load_default_head(ANSWERABLE_HEAD, self._model_path)
+        return self._head
+
+    @property
+    def thresholds(self) -> dict[str, float | None]:
+        """Per-language thresholds in use (None: that language is not checked)."""
+        if self._thresholds is not None:
+            return dict(self._thresholds)
+        if self.judge == "head":
+            return {k: float(v) for k, v in self.head.thresholds.items()}
+        return dict(DEFAULT_ANSWERABLE_THRESHOLDS)
 
     def threshold_for(self, language: str) -> float | None:
         """The threshold used for ``language`` (None: that language is not checked)."""
-        return self.thresholds.get(_lang(language))
+        return self.thresholds.get(lang_of(language))
 
     def covers(self, language: str) -> bool:
         """True when ``language`` has a threshold (the check runs for it)."""
@@ -60,25 +97,25 @@ class LocalAnswerabilityJudge:
 
     def assess(self, question: str, evidence: list[Evidence], *, language: str) -> Answerability:
         """Score the top passages for ``question``; see the class docstring."""
-        lang = _lang(language)
+        lang = lang_of(language)
         threshold = self.threshold_for(lang)
         if threshold is None:  # not checked in this language: no model call
             return Answerability(answerable=True, score=1.0, threshold=0.0, passages=[])
-        system, user = local_verify.answerable_for_language(lang)
         top = evidence[: self.passages]
-        prompts = []
-        for e in top:
-            selected = select_evidence(question, [e], budget_chars=PASSAGE_BUDGET_CHARS[lang])
-            text = selected.text or e["text"][: PASSAGE_BUDGET_CHARS[lang]]
-            passage = f"{e['title']}\n{text}" if e.get("title") else text
-            prompts.append((system, user.format(passage=passage, question=question)))
-        scores = self.scorer.score_questions(prompts) if prompts else []
+        inputs = [passage_input(question, e, lang) for e in top]
+        prompts = [(p.system, p.user) for p in inputs]
+        if self.judge == "logit":
+            scores = self.scorer.score_questions(prompts) if prompts else []
+        else:
+            head = self.head
+            readings = self.scorer.read_questions(prompts) if prompts else []
+            scores = [
+                float(head.proba("answerable", head.inputs(r.hidden, r.layers, r.margin,
+                                                           p.extras))[0])
+                for r, p in zip(readings, inputs, strict=True)
+            ]
         return decide(
             [PassageScore(source_id=e["source_id"], score=round(s, 4))
              for e, s in zip(top, scores, strict=True)],
             threshold,
         )
-
-
-def _lang(language: str) -> str:
-    return "ja" if (language or "").lower().startswith("ja") else "en"

@@ -1,19 +1,40 @@
-"""Support scorer: P(Yes) from next-token logits of a Yes/No question, no generation."""
+"""Support scorer: P(Yes) from next-token logits of a Yes/No question, no generation.
+
+Every scored prompt also yields the model's hidden states at its last position (see
+``grounded_rag.local.probe``): the trained judge heads read those instead of P(Yes) alone.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from grounded_rag.local.probe import HiddenStateReader
 from grounded_rag.local.runtime import LocalRuntime, get_runtime, render_chat
 from grounded_rag.prompts import local_verify
 
 _YES = ("Yes", " Yes", "yes", " yes", "YES")
 _NO = ("No", " No", "no", " no", "NO")
 _CLAIM_RESERVE = 256  # tokens kept free for the claim and the question after the evidence
+
+_READERS: dict[int, HiddenStateReader] = {}
+_READERS_LOCK = threading.Lock()
+
+
+def reader_for(runtime: LocalRuntime) -> HiddenStateReader:
+    """The process-wide scoring context of ``runtime`` (created on first use)."""
+    key = id(runtime.llama)
+    with _READERS_LOCK:
+        reader = _READERS.get(key)
+        if reader is None:
+            reader = _READERS[key] = HiddenStateReader(runtime)
+        return reader
 
 
 @dataclass
@@ -30,6 +51,24 @@ class ScorerStats:
     """Wall time spent scoring."""
     truncated: int = 0
     """Evidence texts cut to fit the context window."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one Yes/No prompt evaluation gives: the score and the model's state."""
+
+    p_yes: float
+    """P(Yes) against P(No) from the next-token logits."""
+    margin: float
+    """log P(Yes) - log P(No) (the logit of ``p_yes``)."""
+    hidden: np.ndarray
+    """Last-position hidden states, shape ``(len(layers), n_embd)``, float32."""
+    layers: tuple[int, ...]
+    """The layers ``hidden`` holds, in order (-1: the final normed state)."""
+    tokens: int
+    """Prompt length in tokens."""
+    truncated: bool
+    """True when the evidence was cut to fit the scoring context."""
 
 
 @dataclass
@@ -65,14 +104,26 @@ class SupportScorer:
 
     def score_many(self, pairs: Sequence[tuple[str, str]], *, language: str = "en") -> list[float]:
         """Score (evidence, claim) pairs; output order matches input order."""
+        return [r.p_yes for r in self.read_many(pairs, language=language)]
+
+    def read_many(self, pairs: Sequence[tuple[str, str]], *, language: str = "en") -> list[Reading]:
+        """Read (evidence, claim) pairs: scores and hidden states, in input order."""
         rt = self._rt()
         order = sorted(range(len(pairs)), key=lambda i: pairs[i][0])
-        out = [0.0] * len(pairs)
+        out: list[Reading | None] = [None] * len(pairs)
+        system, user = local_verify.for_language(language)
         with rt.lock:
+            reader = reader_for(rt)
             for i in order:
                 evidence, claim = pairs[i]
-                out[i] = self._score_locked(rt, evidence, claim, language)
-        return out
+                claim, cut_claim = self._fit(rt, claim, reader.n_ctx // 4)
+                budget = reader.n_ctx - _CLAIM_RESERVE - 128 - len(rt.tokenize(
+                    claim, special=False))
+                fitted, cut_evidence = self._fit(rt, evidence, budget)
+                out[i] = self._read(rt, reader, system,
+                                    user.format(evidence=fitted, claim=claim),
+                                    cut_claim or cut_evidence)
+        return [r for r in out if r is not None]
 
     def score_questions(self, prompts: Sequence[tuple[str, str]]) -> list[float]:
         """P(Yes) for arbitrary (system, user) Yes/No prompts, in order, under the model lock.
@@ -80,16 +131,23 @@ class SupportScorer:
         Prompts that share a prefix (same system message, same passage first) reuse its KV
         cache when they come one after another.
         """
+        return [r.p_yes for r in self.read_questions(prompts)]
+
+    def read_questions(self, prompts: Sequence[tuple[str, str]]) -> list[Reading]:
+        """Like ``score_questions``, with the hidden states."""
         rt = self._rt()
         with rt.lock:
-            return [self._yes_probability(rt, system, user) for system, user in prompts]
+            reader = reader_for(rt)
+            out = []
+            for system, user in prompts:
+                user, cut = self._fit(rt, user, reader.n_ctx - _CLAIM_RESERVE - 128)
+                out.append(self._read(rt, reader, system, user, cut))
+            return out
 
-    def _score_locked(self, rt: LocalRuntime, evidence: str, claim: str, language: str) -> float:
-        evidence = self._fit_evidence(rt, evidence)
-        system, user = local_verify.for_language(language)
-        return self._yes_probability(rt, system, user.format(evidence=evidence, claim=claim))
-
-    def _yes_probability(self, rt: LocalRuntime, system: str, user: str) -> float:
+    def _read(
+        self, rt: LocalRuntime, reader: HiddenStateReader, system: str, user: str,
+        truncated: bool,
+    ) -> Reading:
         start = time.perf_counter()
         tokens = render_chat(
             rt,
@@ -98,25 +156,27 @@ class SupportScorer:
                 {"role": "user", "content": user},
             ],
         )
-        if not self.reuse_prefix:
-            rt.llama.n_tokens = 0
-        reused, evaluated = rt.eval_prompt(tokens)
-        logits = rt.last_logits(self._yes_ids + self._no_ids)
+        result = reader.evaluate(tokens, reuse_prefix=self.reuse_prefix)
+        logits = reader.logits(self._yes_ids + self._no_ids)
         yes = _logsumexp(logits[: len(self._yes_ids)])
         no = _logsumexp(logits[len(self._yes_ids) :])
+        margin = yes - no
         self.stats.pairs += 1
-        self.stats.tokens_reused += reused
-        self.stats.tokens_evaluated += evaluated
+        self.stats.tokens_reused += result.reused
+        self.stats.tokens_evaluated += result.evaluated
         self.stats.seconds += time.perf_counter() - start
-        return 1.0 / (1.0 + math.exp(no - yes))
+        return Reading(
+            p_yes=_sigmoid(margin), margin=margin, hidden=reader.hidden(),
+            layers=reader.layers, tokens=len(tokens), truncated=truncated,
+        )
 
-    def _fit_evidence(self, rt: LocalRuntime, evidence: str) -> str:
-        budget = rt.n_ctx - _CLAIM_RESERVE - 128
-        tokens = rt.tokenize(evidence, special=False)
+    def _fit(self, rt: LocalRuntime, text: str, budget: int) -> tuple[str, bool]:
+        """``text`` cut to ``budget`` tokens (and whether it was cut)."""
+        tokens = rt.tokenize(text, special=False)
         if len(tokens) <= budget:
-            return evidence
+            return text, False
         self.stats.truncated += 1
-        return rt.llama.detokenize(tokens[:budget]).decode("utf-8", errors="ignore")
+        return rt.llama.detokenize(tokens[:budget]).decode("utf-8", errors="ignore"), True
 
 
 def _single_token_ids(rt: LocalRuntime, words: Sequence[str]) -> list[int]:
@@ -133,3 +193,10 @@ def _single_token_ids(rt: LocalRuntime, words: Sequence[str]) -> list[int]:
 def _logsumexp(values: Sequence[float]) -> float:
     top = max(values)
     return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)

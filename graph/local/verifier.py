@@ -1,28 +1,52 @@
-"""Local verifier: support = P(Yes) from the local model's logits, thresholded."""
+"""Local verifier: a trained head over the local model's hidden states (or P(Yes) alone)."""
 
 from __future__ import annotations
 
 import os
+from typing import Literal
 
+from grounded_rag.local.features import claim_input, lang_of, prompt_fingerprint
+from grounded_rag.local.heads import JudgeHead
 from grounded_rag.local.scorer import SupportScorer
 from grounded_rag.prompts import local_verify
-from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, statement_of
-from grounded_rag.verification.evidence import select_evidence
+from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"en": 0.45, "ja": 0.45}
-"""Support thresholds per language. English: calibrated on HaluEval-QA dev
-(``benchmarks/verifier_calibrate.py``). Japanese was 0.32 (JNLI entailment vs not, 100
-items); on 90 JNLI items in their natural label mix 0.45 gave 3-way accuracy 0.78 against
-0.73, and on JHARS the best threshold lay higher still, so both languages now share 0.45."""
+"""Support thresholds per language of the plain Yes/No scorer (``judge="logit"``). English:
+calibrated on HaluEval-QA dev (``benchmarks/verifier_calibrate.py``). Japanese was 0.32 (JNLI
+entailment vs not, 100 items); on 90 JNLI items in their natural label mix 0.45 gave 3-way
+accuracy 0.78 against 0.73, and on JHARS the best threshold lay higher still, so both
+languages now share 0.45."""
+
+CLAIM_HEAD = "claim"
+"""Name of the shipped claim head (``grounded_rag/local/heads/claim.npz`` + ``.json``)."""
+
+Judge = Literal["head", "logit"]
+
+
+def load_default_head(task: str, model: str | os.PathLike[str] | None = None) -> JudgeHead:
+    """Load the shipped head for ``task``, checked against the model file and prompts.
+
+    Raises:
+        HeadError: missing or unreadable file; HeadMismatchError: another model or prompts.
+    """
+    from grounded_rag.local.assets import DEFAULT_MODEL_SHA256, parse_model_spec, sha256_file
+    from grounded_rag.local.heads import load_head
+
+    custom = parse_model_spec(model) if model is not None and str(model) != "local" else None
+    sha = DEFAULT_MODEL_SHA256 if custom is None else sha256_file(custom)
+    return load_head(task, model_sha256=sha, prompt_fingerprint=prompt_fingerprint(task))
 
 
 class LocalVerifier:
-    """Implements the ``Verifier`` protocol with the offline model as a support scorer.
+    """Implements the ``Verifier`` protocol with the offline model.
 
-    Scores are read from next-token logits, never generated, so a verdict costs one prompt
-    evaluation; claims that share evidence reuse its KV cache. The verdict is two-way:
-    ``supported`` at or above the threshold, otherwise ``neutral`` (unsupported).
-    Contradictions come from deterministic cues (see ``CascadeVerifier``).
+    ``judge="head"`` (the default with the bundled model): one forward pass per claim gives
+    P(Yes) and the model's hidden states; a small trained head (``grounded_rag.local.heads``)
+    reads them, with a few model-free features, and returns supported / contradicted /
+    neutral. ``judge="logit"``: the older two-way scorer, ``supported`` when P(Yes) reaches
+    the language's threshold, otherwise ``neutral`` (contradictions then come from the
+    cascade's deterministic cues only). Claims that share evidence reuse its KV cache.
     """
 
     def __init__(
@@ -33,68 +57,101 @@ class LocalVerifier:
         thresholds: dict[str, float] | None = None,
         reuse_prefix: bool = True,
         scorer: SupportScorer | None = None,
+        judge: Judge | None = None,
+        head: JudgeHead | None = None,
     ) -> None:
         self.thresholds = dict(thresholds or DEFAULT_THRESHOLDS)
         if threshold is not None:
             self.thresholds = {lang: threshold for lang in ("en", "ja")}
         self.scorer = scorer or SupportScorer(model=model_path, reuse_prefix=reuse_prefix)
+        if judge is None:
+            # Heads are trained for the bundled model; another GGUF gets the plain scorer
+            # unless a head is asked for (and then its hash is checked).
+            judge = "head" if head is not None or model_path in (None, "local") else "logit"
+        if judge not in ("head", "logit"):
+            raise ValueError(f"judge must be 'head' or 'logit', not {judge!r}")
+        self.judge: Judge = judge
+        self._head = head
+        self._model_path = model_path
+
+    @property
+    def head(self) -> JudgeHead:
+        """The claim head (loaded and checked on first use)."""
+        if self._head is None:
+            self._head = load_default_head(CLAIM_HEAD, self._model_path)
+        return self._head
 
     def threshold_for(self, language: str) -> float:
         """Return the support threshold used for ``language``."""
-        return self.thresholds.get(_lang(language), self.thresholds.get("en", 0.5))
+        if self.judge == "head":
+            return self.head.thresholds["support"]
+        return self.thresholds.get(lang_of(language), self.thresholds.get("en", 0.5))
 
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
         """Return one verdict per claim, in order (one scoring pass for the whole batch)."""
-        lang = _lang(language)
-        statements = [statement_of(c, lang) for c in claims]
-        selected = [
-            select_evidence(text, claim["evidence"])
-            for text, claim in zip(statements, claims, strict=True)
-        ]
-        todo = [i for i, s in enumerate(selected) if s.text]
-        scores = self.scorer.score_many(
-            [(selected[i].text, statements[i]) for i in todo], language=lang
+        lang = lang_of(language)
+        head = self.head if self.judge == "head" else None
+        inputs = [claim_input(c, lang) for c in claims]
+        todo = [i for i, inp in enumerate(inputs) if inp.selected.text]
+        readings = self.scorer.read_many(
+            [(inputs[i].selected.text, inputs[i].statement) for i in todo], language=lang
         )
-        by_index = dict(zip(todo, scores, strict=True))
-        threshold = self.threshold_for(lang)
+        by_index = dict(zip(todo, readings, strict=True))
         out: list[ClaimVerdict] = []
-        for i, sel in enumerate(selected):
-            if i not in by_index:
-                reason = (
-                    local_verify.REASON_NO_EVIDENCE_JA
-                    if lang == "ja"
-                    else local_verify.REASON_NO_EVIDENCE_EN
-                )
-                out.append(
-                    ClaimVerdict(verdict="neutral", reason=reason, evidence_quote="", support=0.0)
-                )
+        for i, inp in enumerate(inputs):
+            reading = by_index.get(i)
+            if reading is None:
+                out.append(ClaimVerdict(verdict="neutral", reason=_no_evidence(lang),
+                                        evidence_quote="", support=0.0))
                 continue
-            support = by_index[i]
-            if support >= threshold:
-                out.append(
-                    ClaimVerdict(
-                        verdict="supported",
-                        reason="",
-                        evidence_quote=sel.best_sentence,
-                        support=support,
-                    )
-                )
+            quote = inp.selected.best_sentence
+            if head is None:
+                support = reading.p_yes
+                contradicted = False
+                supported = support >= self.threshold_for(lang)
             else:
-                out.append(
-                    ClaimVerdict(
-                        verdict="neutral",
-                        reason=unsupported_reason(statements[i], lang),
-                        evidence_quote=sel.best_sentence,
-                        support=support,
-                    )
-                )
+                row = head.inputs(reading.hidden, reading.layers, reading.margin, inp.extras)
+                support = float(head.proba("support", row)[0])
+                supported = support >= head.thresholds["support"]
+                contradicted = (not supported and "contradiction" in head.classifiers
+                                and float(head.proba("contradiction", row)[0])
+                                >= head.thresholds["contradiction"])
+            if supported:
+                verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=quote,
+                                       support=support)
+            elif contradicted:
+                verdict = ClaimVerdict(verdict="contradicted",
+                                       reason=contradicted_reason(quote, lang),
+                                       evidence_quote=quote, support=support)
+            else:
+                verdict = ClaimVerdict(verdict="neutral",
+                                       reason=unsupported_reason(inp.statement, lang),
+                                       evidence_quote=quote, support=support)
+            verdict["judge"] = self.judge
+            if reading.truncated:
+                verdict["truncated"] = True
+            out.append(verdict)
         return out
+
+
+def _no_evidence(lang: str) -> str:
+    if lang == "ja":
+        return local_verify.REASON_NO_EVIDENCE_JA
+    return local_verify.REASON_NO_EVIDENCE_EN
+
+
+def contradicted_reason(evidence_sentence: str, language: str) -> str:
+    """Reason for a claim the judge found contradicted, naming the deciding sentence."""
+    sentence = evidence_sentence.strip()
+    if lang_of(language) == "ja":
+        return local_verify.REASON_CONTRADICTED_JA.format(evidence=sentence)
+    return local_verify.REASON_CONTRADICTED_EN.format(evidence=sentence)
 
 
 def unsupported_reason(claim: str, language: str) -> str:
     """Deterministic reason for a claim the evidence does not support."""
     text = claim.strip()
-    if _lang(language) == "ja":
+    if lang_of(language) == "ja":
         return local_verify.REASON_UNSUPPORTED_JA.format(claim=text.rstrip("。"))
     body = (
         text[:1].lower() + text[1:]
@@ -102,7 +159,3 @@ def unsupported_reason(claim: str, language: str) -> str:
         else text
     )
     return local_verify.REASON_UNSUPPORTED_EN.format(claim=body.rstrip(".")) + "."
-
-
-def _lang(language: str) -> str:
-    return "ja" if (language or "").lower().startswith("ja") else "en"

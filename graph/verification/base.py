@@ -34,6 +34,11 @@ class ClaimVerdict(TypedDict):
     """The evidence sentence that decided it ("" when nothing relevant was found)."""
     support: float
     """Support score in [0, 1]."""
+    judge: NotRequired[str]
+    """Which judge decided: ``head`` (trained head), ``logit`` (P(Yes) alone), absent for
+    API judges and deterministic cues."""
+    truncated: NotRequired[bool]
+    """True when the evidence had to be cut to fit the judge's context."""
 
 
 def statement_of(claim: ClaimToCheck, language: str) -> str:

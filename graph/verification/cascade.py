@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier, statement_of
@@ -46,6 +47,11 @@ class CascadeVerifier:
        two content words the evidence never uses (``words_missing``) becomes ``neutral``.
        With ``strict_missing``, a number or date absent from the evidence also vetoes a
        ``supported`` verdict.
+
+    The two soft overrides (negation / altered copy -> contradicted, unseen words ->
+    neutral) were written for the plain P(Yes) scorer. A trained head reads the same cues as
+    inputs and learned its own use of them, so by default (``soft_rules=None``) they apply
+    only to verdicts that do not come from a head; ``True`` / ``False`` force them on / off.
     """
 
     def __init__(
@@ -54,10 +60,12 @@ class CascadeVerifier:
         *,
         strict_missing: bool = False,
         unseen_words_below: float | None = UNSEEN_WORDS_BELOW,
+        soft_rules: bool | None = None,
     ) -> None:
         self.inner = inner
         self.strict_missing = strict_missing
         self.unseen_words_below = unseen_words_below
+        self.soft_rules = soft_rules
         self.calls = 0
         """Calls of ``verify`` so far (for cost reporting)."""
         self.claims_seen = 0
@@ -70,6 +78,7 @@ class CascadeVerifier:
             inner,
             strict_missing=self.strict_missing,
             unseen_words_below=self.unseen_words_below,
+            soft_rules=self.soft_rules,
         )
 
     def verify(self, claims: list[ClaimToCheck], *, language: str) -> list[ClaimVerdict]:
@@ -81,28 +90,11 @@ class CascadeVerifier:
         results: list[ClaimVerdict | None] = [None] * len(claims)
         pending: list[tuple[int, SelectedEvidence, CueReport]] = []
         for i, claim in enumerate(claims):
-            evidence = claim["evidence"]
-            selected = select_evidence(statement_of(claim, lang), evidence)
-            if not selected.text:
-                results[i] = ClaimVerdict(
-                    verdict="neutral", reason=_NO_EVIDENCE[lang], evidence_quote="", support=0.0
-                )
+            step = prepare_claim(claim, lang)
+            if step.verdict is not None:
+                results[i] = step.verdict
                 continue
-            report = check_claim(
-                claim["text"],
-                [e["text"] for e in evidence],
-                language=lang,
-                question=claim.get("question", ""),
-            )
-            if report.contradicted:
-                results[i] = ClaimVerdict(
-                    verdict="contradicted",
-                    reason=report.reason,
-                    evidence_quote=report.evidence_quote or selected.best_sentence,
-                    support=0.0,
-                )
-                continue
-            pending.append((i, selected, report))
+            pending.append((i, step.selected, step.report))
         if pending:
             inner_claims = [_narrowed(claims[i], sel) for i, sel, _ in pending]
             verdicts = self.inner.verify(inner_claims, language=language)
@@ -117,15 +109,16 @@ class CascadeVerifier:
         if not merged["evidence_quote"]:
             merged["evidence_quote"] = selected.best_sentence
         kinds = {c.kind for c in report.cues}
+        soft = self.soft_rules if self.soft_rules is not None else merged.get("judge") != "head"
         if merged["verdict"] == "supported":
             if self.strict_missing and kinds & _MISSING_KINDS:
                 merged["verdict"] = "neutral"
                 merged["reason"] = report.reason
-            elif self._adds_unseen_words(report, float(merged.get("support", 1.0))):
+            elif soft and self._adds_unseen_words(report, float(merged.get("support", 1.0))):
                 merged["verdict"] = "neutral"
                 merged["reason"] = report.reason
             return merged
-        if kinds & _CONTRADICTING_KINDS:
+        if soft and kinds & _CONTRADICTING_KINDS:
             merged["verdict"] = "contradicted"
         if report.reason:
             merged["reason"] = f"{report.reason} {merged['reason']}".strip()
@@ -138,6 +131,50 @@ class CascadeVerifier:
             c.kind == "words_missing" and 0 < len(c.words) <= UNSEEN_WORDS_MAX
             for c in report.cues
         )
+
+
+@dataclass(frozen=True)
+class PreparedClaim:
+    """A claim after the cascade's deterministic stage."""
+
+    selected: SelectedEvidence
+    """The evidence sentences chosen for the claim."""
+    report: CueReport
+    """The deterministic cues."""
+    verdict: ClaimVerdict | None
+    """Set when the deterministic stage decided the claim (no evidence, a decisive cue)."""
+    narrowed: ClaimToCheck | None
+    """What the model stage reads when the claim is still open."""
+
+
+def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
+    """The cascade's model-free stage for one claim (``language``: ``ja`` or ``en``).
+
+    Training code calls this too, so a judge head learns from exactly what it will read.
+    """
+    lang = "ja" if (language or "").lower().startswith("ja") else "en"
+    evidence = claim["evidence"]
+    selected = select_evidence(statement_of(claim, lang), evidence)
+    if not selected.text:
+        verdict = ClaimVerdict(
+            verdict="neutral", reason=_NO_EVIDENCE[lang], evidence_quote="", support=0.0
+        )
+        return PreparedClaim(selected, CueReport(), verdict, None)
+    report = check_claim(
+        claim["text"],
+        [e["text"] for e in evidence],
+        language=lang,
+        question=claim.get("question", ""),
+    )
+    if report.contradicted:
+        verdict = ClaimVerdict(
+            verdict="contradicted",
+            reason=report.reason,
+            evidence_quote=report.evidence_quote or selected.best_sentence,
+            support=0.0,
+        )
+        return PreparedClaim(selected, report, verdict, None)
+    return PreparedClaim(selected, report, None, _narrowed(claim, selected))
 
 
 def _narrowed(claim: ClaimToCheck, selected: SelectedEvidence) -> ClaimToCheck:

@@ -73,6 +73,13 @@ def judge_claims(
     verdicts = run_verifier(verifier, items, execution=execution, language=language)
     findings: list[Finding] = []
     for index, verdict in zip(indices, verdicts, strict=True):
+        verdict = dict(verdict)  # type: ignore[assignment]
+        verdict.pop("judge", None)
+        if verdict.pop("truncated", False):
+            findings.append({"type": "evidence_truncated", "severity": "minor",
+                             "claim_index": index,
+                             "detail": "The evidence was cut to fit the judge's context; "
+                             "the verdict read only its first part."})
         claims[index].update(verdict)  # type: ignore[typeddict-item]
         if verdict["verdict"] == "contradicted":
             findings.append({"type": "contradicted", "severity": "major",

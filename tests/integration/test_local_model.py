@@ -123,3 +123,43 @@ def test_readme_answer_check_with_a_question():
     assert right["verdict"] == "supported", right
     assert invented["verdict"] != "supported", invented
     assert invented["support"] < right["support"]
+
+
+def test_hidden_states_shape_determinism_and_prefix_reuse():
+    """One pass gives P(Yes) and hidden states; reusing the evidence prefix changes nothing."""
+    import numpy as np
+
+    from grounded_rag.local.probe import DEFAULT_LAYERS
+    from grounded_rag.local.scorer import SupportScorer
+
+    evidence = "The X200 battery lasts up to 10 hours. It weighs 1.2 kg and ships in black."
+    pairs = [(evidence, "The X200 weighs 1.2 kg."), (evidence, "The X200 ships in black.")]
+    fresh = SupportScorer(reuse_prefix=False)
+    a = fresh.read_many(pairs, language="en")
+    assert fresh.stats.tokens_reused == 0
+    reused = SupportScorer()
+    b = reused.read_many(pairs, language="en")
+    assert reused.stats.tokens_reused > 0  # the second claim reused the evidence prefix
+    for x, y in zip(a, b, strict=True):
+        assert x.hidden.shape == (len(DEFAULT_LAYERS), 1536) and x.hidden.dtype == np.float32
+        assert np.isfinite(x.hidden).all() and x.layers == DEFAULT_LAYERS
+        # Same prompt, same states: KV reuse is a cache, not an approximation (to float noise).
+        cos = float(x.hidden[-1] @ y.hidden[-1] / np.linalg.norm(x.hidden[-1])
+                    / np.linalg.norm(y.hidden[-1]))
+        assert cos > 0.999 and abs(x.p_yes - y.p_yes) < 0.05
+    again = SupportScorer(reuse_prefix=False).read_many(pairs[:1], language="en")[0]
+    assert np.array_equal(again.hidden, a[0].hidden)  # deterministic
+    assert not np.allclose(a[0].hidden, a[1].hidden)  # different claims, different states
+
+
+def test_an_over_long_pair_is_truncated_never_a_crash():
+    from grounded_rag.local.scorer import SupportScorer
+
+    scorer = SupportScorer()
+    evidence = "The X200 battery lasts up to 10 hours. " * 1500  # ~15k tokens
+    claim = "The X200 battery lasts up to 10 hours and " + "it is light " * 2000
+    [reading] = scorer.read_many([(evidence, claim)], language="en")
+    assert reading.truncated and 0.0 <= reading.p_yes <= 1.0
+    assert reading.tokens < 4096
+    [question] = scorer.read_questions([("You answer Yes or No.", "Is this long? " * 4000)])
+    assert question.truncated

@@ -1,0 +1,1 @@
+"""Training the local judge heads: examples from the dev sets, cached features, fitting."""
