@@ -104,9 +104,14 @@ def extract_plan(*, sets: Sequence[str] | None = None, scale: float = 1.0,
 def search_space(task: str, search: str) -> list[HeadConfig]:
     """Head shapes compared on the folds."""
     small = [
-        HeadConfig(layers=(18,), fit=FitConfig(l2=1e-2)),
+        HeadConfig(layers=(20,), fit=FitConfig(l2=1e-2)),
+        HeadConfig(layers=(20,), fit=FitConfig(l2=1e-1)),
         HeadConfig(layers=(14, 20), fit=FitConfig(l2=1e-2)),
+        HeadConfig(layers=(14, 20), fit=FitConfig(l2=1e-1)),
+        HeadConfig(layers=(22,), fit=FitConfig(l2=1e-1)),
         HeadConfig(layers=(18,), fit=FitConfig(hidden=32, l2=1e-2)),
+        # The ablation: margin and model-free features only, no hidden states.
+        HeadConfig(layers=(), fit=FitConfig(l2=1e-3)),
     ]
     if search == "small":
         return small

@@ -43,6 +43,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--install", action="store_true",
                         help="also copy the heads into the package (grounded_rag/local/heads)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--json", action="store_true",
+                        help="print the fitted heads' summary (per-set numbers) as JSON")
     parser.set_defaults(func=run)
 
 
@@ -59,8 +61,15 @@ def run(args: argparse.Namespace) -> int:
             )
         if args.phase in ("all", "fit"):
             tasks = ("claim", "answerable") if args.task == "all" else (args.task,)
-            _pipeline.fit_heads(tasks=tasks, folds=args.folds, search=args.search,
-                                cache_root=args.cache, out=args.out, install=args.install)
+            summary = _pipeline.fit_heads(tasks=tasks, folds=args.folds, search=args.search,
+                                          cache_root=args.cache, out=args.out,
+                                          install=args.install)
+            if args.json:
+                import json
+
+                print(json.dumps({task: {k: v for k, v in entry.items() if k != "search"}
+                                  for task, entry in summary.items()},
+                                 default=_pipeline._json, ensure_ascii=False))
     except FileNotFoundError as exc:
         print(f"train-judge: {exc}", file=sys.stderr)
         return EXIT_NO_DATA
