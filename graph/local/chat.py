@@ -59,7 +59,8 @@ class ChatLocal(BaseChatModel):
     n_ctx: int | None = None
     """Context window (default 8192)."""
     n_threads: int | None = None
-    """Threads (default: the CPU cores available)."""
+    """Threads (default ``$GROUNDED_RAG_THREADS``, else chosen from the free cores by
+    ``grounded_rag.local.runtime.threads_for``)."""
     seed: int = DEFAULT_SEED
     """Seed (decoding is greedy; the seed pins any remaining sampler state)."""
 
@@ -97,6 +98,7 @@ class ChatLocal(BaseChatModel):
         if kwargs.get("response_format") is not None:
             request["response_format"] = kwargs["response_format"]
         with rt.lock:
+            rt.adapt_threads()
             response = rt.llama.create_chat_completion(**request)
         choice = response["choices"][0]  # type: ignore[index]
         text = choice["message"].get("content") or ""
