@@ -60,6 +60,7 @@ from grounded_rag.verification.modes import (
     mark_unchecked,
     verification_state,
 )
+from grounded_rag.verification.on_question import off_question_findings
 from grounded_rag.verification.sampling import select_claims
 from grounded_rag.verification.scores import confidence_score, grounding_score
 
@@ -330,16 +331,24 @@ class Nodes:
     def check_citations(
         self, state: State, config: RunnableConfig, runtime: Runtime[Context]
     ) -> dict[str, Any]:
-        """Deterministic checks: phantom ids, quotes located with offsets, wrong-source quotes."""
+        """Deterministic checks: phantom ids, quotes, and answers that miss the question.
+
+        Phantom source ids or handles, quotes located with offsets, wrong-source quotes, and
+        (not for a reviewer's edit) statements that do not answer the question.
+        """
         settings = self.settings(runtime, config)
-        _progress("checking", _lang(state))
+        language = _lang(state)
+        _progress("checking", language)
         timings = dict(state.get("timings_ms") or {})
         draft = state.get("draft") or {"answerable": False, "statements": []}
+        evidence = state.get("evidence", [])
         with _timed("check_citations", timings):
             statements, findings = check_citations(
-                draft["statements"], state.get("evidence", []),
-                threshold=settings.quote_match_threshold,
+                draft["statements"], evidence, threshold=settings.quote_match_threshold,
             )
+            if "human_edited" not in state.get("flags", []):
+                findings += off_question_findings(state.get("question", ""), statements,
+                                                  evidence, language)
         return {"draft": {**draft, "statements": statements}, "citation_findings": findings,
                 "timings_ms": timings}
 
@@ -687,7 +696,7 @@ def _flags(evidence: list[Evidence], findings: list[Finding], regenerations: int
     kinds = {f["type"] for f in findings}
     for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",
                  "malformed_output", "extractor_fallback", "weak_evidence",
-                 "no_answer_in_sources"):
+                 "no_answer_in_sources", "off_question"):
         if kind in kinds:
             flags.append(kind)
     return flags
