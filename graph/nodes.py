@@ -51,6 +51,7 @@ from grounded_rag.verification.handles import (
     cite_handles,
     number_sentences,
     render_view,
+    select_sentences,
 )
 from grounded_rag.verification.modes import (
     UNCHECKED,
@@ -275,7 +276,8 @@ class Nodes:
         timings = dict(state.get("timings_ms") or {})
         attempts = state.get("attempts", 0) + 1
         evidence = state.get("evidence", [])
-        view = number_sentences(evidence)
+        view = number_sentences(
+            evidence, select_sentences(state["question"], evidence, settings.evidence_tokens))
         sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
         if revise:
             previous = (state.get("draft") or {"statements": []})["statements"]

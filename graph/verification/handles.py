@@ -20,11 +20,13 @@ from grounded_rag.verification.evidence import (
     overlap,
     split_sentences,
 )
+from grounded_rag.verification.on_question import has_kind, question_kind
 
 _HANDLE = re.compile(
     r"^[\[【(（]?\s*[Ss]?\s*(\d+)\s*(?:[.．:：\-－]\s*(\d+))?\s*[\]】)）]?$"
 )
 _SENTENCE_HANDLE = re.compile(r"^S\d+\.\d+$")
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,78 @@ def number_sentences(
         ]
         passages.append(tuple(keep))
     return SentenceView(tuple(passages))
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate: ~1 per CJK character, ~1 per 3 other characters.
+
+    Close to the Qwen2.5 tokenizer on Japanese and English prose, and rather high than low.
+    """
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 2) // 3
+
+
+LINE_TOKENS = 4
+"""Tokens a shown sentence costs beyond its text (its handle and the line break)."""
+
+HEADER_TOKENS = 12
+"""Tokens a passage's header line costs (handle and title), estimated."""
+
+
+def select_sentences(
+    question: str,
+    evidence: Sequence[Evidence],
+    budget_tokens: int,
+    *,
+    neighbours: int = 1,
+) -> set[tuple[int, int]] | None:
+    """The (passage, sentence number) pairs to show the generator, within ``budget_tokens``.
+
+    None (show everything) when the budget is 0 or everything fits. Otherwise sentences are
+    taken best first by the share of the question's content words they contain (a small
+    bonus for a number or date when the question asks for one; earlier, better-retrieved
+    passages win ties), each with ``neighbours`` sentences either side for context while
+    the budget allows, else alone. The best sentence is always shown.
+    """
+    sentences = [(p, i, s) for p, item in enumerate(evidence)
+                 for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)]
+    if budget_tokens <= 0 or not sentences:
+        return None
+    cost = {(p, i): estimate_tokens(s.text) + LINE_TOKENS for p, i, s in sentences}
+    passages = {p for p, _, _ in sentences}
+    if sum(cost.values()) + HEADER_TOKENS * len(passages) <= budget_tokens:
+        return None
+    wanted = content_tokens(question)
+    kind = question_kind(question)
+    count = {p: sum(1 for q, _, _ in sentences if q == p) for p in passages}
+
+    def score(item: tuple[int, int, Sentence]) -> tuple[float, int, int]:
+        p, i, s = item
+        value = overlap(wanted, s.text)
+        if kind is not None and has_kind(s.text, kind):
+            value += 0.15
+        return (-value, p, i)
+
+    chosen: set[tuple[int, int]] = set()
+    used = 0
+    for p, i, _ in sorted(sentences, key=score):
+        group = [(p, j) for j in range(i - neighbours, i + neighbours + 1)
+                 if 1 <= j <= count[p]]
+        for candidate in (group, [(p, i)]):
+            new = [key for key in candidate if key not in chosen]
+            extra = sum(cost[key] for key in new)
+            if new and not any(q == p for q, _ in chosen):
+                extra += HEADER_TOKENS
+            if used + extra <= budget_tokens:
+                chosen.update(new)
+                used += extra
+                break
+        if not chosen:  # not even the best sentence fits: show it anyway
+            chosen.add((p, i))
+            used += cost[(p, i)] + HEADER_TOKENS
+        if used >= budget_tokens * 0.95:
+            break
+    return chosen
 
 
 def render_view(view: SentenceView, evidence: Sequence[Evidence], *, header: str) -> str:

@@ -7,9 +7,11 @@ import pytest
 from grounded_rag.verification.citations import check_citations
 from grounded_rag.verification.handles import (
     cite_handles,
+    estimate_tokens,
     number_sentences,
     parse_handle,
     render_view,
+    select_sentences,
 )
 from tests.fakes import evidence as ev
 
@@ -118,3 +120,76 @@ def test_parse_handle_forms():
     assert parse_handle("s10-2") == (10, 2)
     assert parse_handle("S2") == (2, None)
     assert parse_handle("spec#sec2") is None
+
+
+# -- question-aware selection within a token budget ---------------------------------------
+
+FILLER_EN = " ".join(f"Paragraph filler sentence number {i} talks about colours."
+                     for i in range(30))
+LONG_EN = ev("manual#sec4", FILLER_EN + " The warranty lasts 2 years from purchase. "
+             "It covers the battery. " + FILLER_EN, title="Manual > Warranty")
+OTHER = ev("other#sec1", "Unrelated text about shipping. " * 20, title="Shipping")
+
+
+def test_no_budget_or_evidence_that_fits_shows_everything():
+    assert select_sentences("How long is the warranty?", [LONG_EN, OTHER], 0) is None
+    assert select_sentences("How long is the battery?", EVIDENCE, 10_000) is None
+
+
+def test_budget_keeps_the_matching_sentence_with_its_neighbours():
+    question = "How long does the warranty last?"
+    shown = select_sentences(question, [LONG_EN, OTHER], 120)
+    view = number_sentences([LONG_EN, OTHER], shown)
+    texts = [n.sentence.text for n in view.passages[0]]
+    answer_at = texts.index("The warranty lasts 2 years from purchase.")
+    assert texts[answer_at + 1] == "It covers the battery."  # the neighbour comes along
+    assert answer_at >= 1 and texts[answer_at - 1].startswith("Paragraph filler")
+    handle = next(h for h, n in view.by_handle().items()
+                  if n.sentence.text.startswith("The warranty"))
+    assert handle == "S1.31"  # numbering counts every sentence of the chunk
+    cost = sum(estimate_tokens(n.sentence.text) + 4 for p in view.passages for n in p)
+    assert cost <= 120
+    rendered = render_view(view, [LONG_EN, OTHER], header="[{source_id}] {title}")
+    assert rendered.startswith("[S1] Manual > Warranty\nS1.1 ")  # leftover budget: the start
+    assert "\n…\nS1.30 Paragraph filler" in rendered
+
+
+def test_japanese_selection_prefers_the_sentence_with_the_asked_number():
+    filler = "本規程は社員の働き方について定める。" * 12
+    rules = ev("rules#sec4", filler + "在宅勤務手当は月額5,000円とする。" + filler,
+               title="在宅勤務規程")
+    shown = select_sentences("在宅勤務手当はいくらですか？", [rules], 80)
+    view = number_sentences([rules], shown)
+    assert "在宅勤務手当は月額5,000円とする。" in [n.sentence.text for n in view.passages[0]]
+    assert len(view.passages[0]) <= 3
+
+
+def test_a_budget_too_small_still_shows_the_best_sentence():
+    shown = select_sentences("How long does the warranty last?", [LONG_EN], 1)
+    view = number_sentences([LONG_EN], shown)
+    assert [n.sentence.text for n in view.passages[0]] == [
+        "The warranty lasts 2 years from purchase."]
+
+
+def test_the_graph_shows_the_selected_sentences_and_a_hidden_one_is_phantom():
+    from grounded_rag import Context, build_graph
+    from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
+
+    hidden = answer(("The warranty lasts 2 years.", "S1.5"))
+    good = answer(("The warranty lasts 2 years from purchase.", "S1.31"))
+    model = ScriptedChatModel(script={"CitedAnswer": [hidden, good]})
+    graph = build_graph(retriever=StaticRetriever([LONG_EN, OTHER]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "How long does the warranty last?"},
+                       context=Context(evidence_tokens=120))
+    prompt = model.calls_for("CitedAnswer")[0][-1].content
+    assert "S1.31 The warranty lasts 2 years from purchase." in prompt
+    assert "S1.5 " not in prompt and "Unrelated text" not in prompt
+    assert out["status"] == "answered" and out["attempts"] == 2
+    assert out["claims"][0]["citations"][0]["quote"] == "The warranty lasts 2 years from purchase."
+    whole = ScriptedChatModel(script={"CitedAnswer": [good]})
+    graph = build_graph(retriever=StaticRetriever([LONG_EN, OTHER]), generator=whole,
+                        extractor="rules", verifier=ScriptedVerifier())
+    graph.invoke({"question": "How long does the warranty last?"},
+                 context=Context(evidence_tokens=0))
+    assert "S1.5 " in whole.calls_for("CitedAnswer")[0][-1].content

@@ -69,8 +69,9 @@ def test_heading_only_answer_is_off_question_in_english():
 
 
 def test_restating_the_question_is_off_question():
-    assert _kinds("在宅勤務手当は月にいくら支給されますか？", "在宅勤務手当は月に支給されます。") == [(0, "major")]
-    assert _kinds("在宅勤務手当は月にいくら支給されますか？", "在宅勤務手当は月額5,000円です。") == []
+    question = "在宅勤務手当は月にいくら支給されますか？"
+    assert _kinds(question, "在宅勤務手当は月に支給されます。") == [(0, "major")]
+    assert _kinds(question, "在宅勤務手当は月額5,000円です。") == []
     en = _kinds("How long does the Aozora A1 battery last?", "The Aozora A1 battery lasts.",
                 language="en")
     assert en == [(0, "major")]
