@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,12 @@ DEFAULT_SEED = 42
 
 THREADS_ENV = "GROUNDED_RAG_THREADS"
 """Environment variable that fixes the llama.cpp thread count (it always wins)."""
+
+MAX_PREFIXES = 4
+"""System-prompt KV caches kept per model (generator, answerability check, verifier, ...)."""
+
+MIN_PREFIX_TOKENS = 32
+"""Shorter system prompts are not worth saving."""
 
 RECHECK_SECONDS = 2.0
 """How often (at most) the thread count is re-chosen from the measured load, between calls."""
@@ -181,6 +189,12 @@ class LocalRuntime:
     meter: LoadMeter | None = None
     """Measures the load other processes put on this process's cores."""
     _checked_at: float = field(default=0.0, repr=False)
+    prefix_cache: bool = True
+    """Keep the KV cache of fixed system prompts across calls (:meth:`keep_prefix`)."""
+    _prefixes: OrderedDict[tuple[int, ...], bytes] = field(default_factory=OrderedDict,
+                                                           repr=False)
+    _system_tokens: OrderedDict[str, list[int]] = field(default_factory=OrderedDict,
+                                                        repr=False)
 
     def adapt_threads(self) -> int:
         """Re-choose the thread count with :func:`threads_for` (hold ``lock``); return it.
@@ -235,11 +249,78 @@ class LocalRuntime:
         llama.eval(tokens[prefix:])
         return prefix, len(tokens) - prefix
 
+    def keep_prefix(self, tokens: Sequence[int], length: int) -> int:
+        """Make the context start with ``tokens[:length]`` (a fixed system prompt) cheaply.
+
+        When the context already starts with it, nothing happens. Otherwise the prefix's KV
+        cache is restored from a saved copy (``llama_state_seq_set_data``, milliseconds), or
+        evaluated once and saved (a few MB for a system prompt; the last ``MAX_PREFIXES``
+        are kept). The next :meth:`eval_prompt` or chat completion then reuses it as a cached
+        prefix. Returns the number of tokens restored from a saved copy. Hold ``lock``.
+        """
+        llama = self.llama
+        if not self.prefix_cache or length < MIN_PREFIX_TOKENS or length >= len(tokens):
+            return 0
+        prefix = tuple(tokens[:length])
+        held = _common_prefix(llama.input_ids[: llama.n_tokens], prefix)
+        if held >= length:
+            return 0
+        llama_cpp = require_llama_cpp()
+        ctx = llama._ctx.ctx
+        saved = self._prefixes.get(prefix)
+        if saved is not None:
+            memory = llama_cpp.llama_get_memory(ctx)
+            llama_cpp.llama_memory_clear(memory, True)
+            buffer = (ctypes.c_uint8 * len(saved)).from_buffer_copy(saved)
+            if llama_cpp.llama_state_seq_set_data(ctx, buffer, len(saved), 0):
+                llama.input_ids[:length] = prefix
+                llama.n_tokens = length
+                llama._requires_eval = True
+                self._prefixes.move_to_end(prefix)
+                return length
+            llama.n_tokens = held = 0  # could not restore: evaluate it afresh
+        self.adapt_threads()
+        llama.n_tokens = held
+        llama.eval(list(prefix[held:]))
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        if written:
+            self._prefixes[prefix] = bytes(buffer[:written])
+            while len(self._prefixes) > MAX_PREFIXES:
+                self._prefixes.popitem(last=False)
+        return 0
+
+    def system_prefix_length(self, messages: list[dict[str, str]], tokens: Sequence[int]) -> int:
+        """Tokens of ``tokens`` (the rendered ``messages``) that belong to the system turn.
+
+        0 when the first message is not a system message.
+        """
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        key = messages[0]["content"]
+        system = self._system_tokens.get(key)
+        if system is None:
+            system = render_chat(self, messages[:1])
+            self._system_tokens[key] = system
+            while len(self._system_tokens) > 4 * MAX_PREFIXES:
+                self._system_tokens.popitem(last=False)
+        return _common_prefix(system, tokens)
+
     def last_logits(self, token_ids: Sequence[int]) -> list[float]:
         """Return the last evaluated position's logits for ``token_ids`` (hold ``lock``)."""
         llama_cpp = require_llama_cpp()
         row = llama_cpp.llama_get_logits_ith(self.llama._ctx.ctx, -1)
         return [float(row[t]) for t in token_ids]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 _RUNTIMES: dict[tuple[str, int], LocalRuntime] = {}

@@ -100,6 +100,9 @@ class SupportScorer:
         )
         if not self.reuse_prefix:
             rt.llama.n_tokens = 0
+        else:
+            messages = [{"role": "system", "content": system}]
+            rt.keep_prefix(tokens, rt.system_prefix_length(messages, tokens))
         reused, evaluated = rt.eval_prompt(tokens)
         logits = rt.last_logits(self._yes_ids + self._no_ids)
         yes = _logsumexp(logits[: len(self._yes_ids)])
