@@ -31,6 +31,7 @@ def main() -> int:
         "Sources:\n[S1] Spec\nS1.1 The X100 battery lasts up to 10 hours.\n\n"
         "Question: How long does the battery last? Answer in one short sentence.")]
     rt = llm.runtime()
+    rt.prefix_cache = True
 
     def other_prompt() -> None:
         verify_system, user = local_verify.for_language("en")
