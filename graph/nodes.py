@@ -34,10 +34,25 @@ from grounded_rag.retrieval.base import Retriever
 from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
-from grounded_rag.types import Claim, ClaimStatus, Draft, Evidence, Finding, Source
+from grounded_rag.types import (
+    Citation,
+    Claim,
+    ClaimStatus,
+    Draft,
+    Evidence,
+    Finding,
+    Source,
+)
 from grounded_rag.verification.answerability import AnswerabilityJudge
 from grounded_rag.verification.base import Verifier
 from grounded_rag.verification.citations import check_citations
+from grounded_rag.verification.handles import (
+    SentenceView,
+    cite_handles,
+    number_sentences,
+    render_view,
+    select_sentences,
+)
 from grounded_rag.verification.modes import (
     UNCHECKED,
     failed_update,
@@ -46,6 +61,7 @@ from grounded_rag.verification.modes import (
     mark_unchecked,
     verification_state,
 )
+from grounded_rag.verification.on_question import off_question_findings
 from grounded_rag.verification.sampling import select_claims
 from grounded_rag.verification.scores import confidence_score, grounding_score
 
@@ -90,36 +106,12 @@ def _lang(state: State) -> str:
 
 
 def _handle(index: int) -> str:
-    """Short handle the generator cites instead of the real id (``S1``, ``S2``, ...).
+    """Short handle of a passage (``S1``, ``S2``, ...); its sentences are ``S1.1``, ``S1.2``.
 
     Small models mangle long ids such as ``valid:コンゴ共和国:15#sec0``; a short handle is
     copied reliably and mapped back to the section-granular id deterministically.
     """
     return f"S{index + 1}"
-
-
-def _format_sources(evidence: list[Evidence]) -> str:
-    return "\n\n".join(
-        generate_prompts.SOURCE_BLOCK.format(
-            source_id=_handle(i), title=e.get("title", ""), text=e["text"]
-        )
-        for i, e in enumerate(evidence)
-    )
-
-
-def _resolve_source_id(cited: str, evidence: list[Evidence]) -> str:
-    """Map a cited handle (``S2``, ``[S2]``, ``2``) or a real id to the real id.
-
-    Anything else is returned as written, so the citation check reports it as phantom.
-    """
-    text = cited.strip().strip("[]【】()").strip()
-    ids = [e["source_id"] for e in evidence]
-    if text in ids:
-        return text
-    number = text[1:] if text[:1] in {"S", "s"} else text
-    if number.isdigit() and 1 <= int(number) <= len(evidence):
-        return ids[int(number) - 1]
-    return text
 
 
 def _to_handles(text: str, evidence: list[Evidence]) -> str:
@@ -129,21 +121,24 @@ def _to_handles(text: str, evidence: list[Evidence]) -> str:
     return text
 
 
-def _draft_from_reply(reply: CitedAnswer, evidence: list[Evidence]) -> Draft:
+def _draft_from_reply(reply: CitedAnswer, evidence: list[Evidence], view: SentenceView) -> Draft:
+    """The generator's statements with their handles turned into copied, located quotes."""
     statements: list[Claim] = []
     for st in reply.statements:
         text = strip_markers(st.text)
         if not text:
             continue
-        statements.append({
-            "text": text,
-            "citations": [
-                {"source_id": _resolve_source_id(c.source_id, evidence), "quote": c.quote,
-                 "start": -1, "end": -1}
-                for c in st.citations
-            ],
-        })
+        statements.append({"text": text,
+                           "citations": cite_handles(st.citations, view, evidence, text)})
     return {"answerable": bool(reply.answerable and statements), "statements": statements}
+
+
+def _cited_handles(citations: list[Citation], view: SentenceView, ids: list[str]) -> str:
+    """A previous draft's citations as the generator wrote them (``S1.2, S1.3``)."""
+    out: list[str] = []
+    for c in citations:
+        out.extend(view.handles_of(c, ids) or [c["source_id"]])
+    return ", ".join(dict.fromkeys(out))
 
 
 class Nodes:
@@ -281,12 +276,15 @@ class Nodes:
         timings = dict(state.get("timings_ms") or {})
         attempts = state.get("attempts", 0) + 1
         evidence = state.get("evidence", [])
-        sources = _format_sources(evidence)
+        view = number_sentences(
+            evidence, select_sentences(state["question"], evidence, settings.evidence_tokens))
+        sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
         if revise:
             previous = (state.get("draft") or {"statements": []})["statements"]
+            ids = [e["source_id"] for e in evidence]
             draft_text = "\n".join(
                 generate_prompts.DRAFT_LINE.format(
-                    text=s["text"], citations=", ".join(c["source_id"] for c in s["citations"])
+                    text=s["text"], citations=_cited_handles(s["citations"], view, ids)
                 )
                 for s in previous
             ) or "-"
@@ -310,7 +308,7 @@ class Nodes:
         with _timed("generate", timings):
             try:
                 reply = invoke_structured(self._generator(settings), CitedAnswer, messages)
-                draft = _draft_from_reply(reply, evidence)
+                draft = _draft_from_reply(reply, evidence, view)
             except StructuredOutputFailure as exc:
                 draft = None
                 findings.append({
@@ -335,16 +333,24 @@ class Nodes:
     def check_citations(
         self, state: State, config: RunnableConfig, runtime: Runtime[Context]
     ) -> dict[str, Any]:
-        """Deterministic checks: phantom ids, quotes located with offsets, wrong-source quotes."""
+        """Deterministic checks: phantom ids, quotes, and answers that miss the question.
+
+        Phantom source ids or handles, quotes located with offsets, wrong-source quotes, and
+        (not for a reviewer's edit) statements that do not answer the question.
+        """
         settings = self.settings(runtime, config)
-        _progress("checking", _lang(state))
+        language = _lang(state)
+        _progress("checking", language)
         timings = dict(state.get("timings_ms") or {})
         draft = state.get("draft") or {"answerable": False, "statements": []}
+        evidence = state.get("evidence", [])
         with _timed("check_citations", timings):
             statements, findings = check_citations(
-                draft["statements"], state.get("evidence", []),
-                threshold=settings.quote_match_threshold,
+                draft["statements"], evidence, threshold=settings.quote_match_threshold,
             )
+            if "human_edited" not in state.get("flags", []):
+                findings += off_question_findings(state.get("question", ""), statements,
+                                                  evidence, language)
         return {"draft": {**draft, "statements": statements}, "citation_findings": findings,
                 "timings_ms": timings}
 
@@ -692,7 +698,7 @@ def _flags(evidence: list[Evidence], findings: list[Finding], regenerations: int
     kinds = {f["type"] for f in findings}
     for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",
                  "malformed_output", "extractor_fallback", "weak_evidence",
-                 "no_answer_in_sources"):
+                 "no_answer_in_sources", "off_question"):
         if kind in kinds:
             flags.append(kind)
     return flags

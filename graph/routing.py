@@ -13,11 +13,12 @@ def _has_critical(state: State) -> bool:
     return any(f["severity"] == "critical" for f in state.get("findings", []))
 
 
+def _can_retry(state: State) -> bool:
+    return max(0, state.get("attempts", 1) - 1) < state.get("max_retries", 0)
+
+
 def _retry_or_abstain(state: State) -> Literal["prepare_feedback", "abstain_answer"]:
-    regenerations = max(0, state.get("attempts", 1) - 1)
-    if regenerations < state.get("max_retries", 0):
-        return "prepare_feedback"
-    return "abstain_answer"
+    return "prepare_feedback" if _can_retry(state) else "abstain_answer"
 
 
 def route_after_retrieve(state: State) -> Literal["assess_answerability", "abstain_answer"]:
@@ -52,12 +53,15 @@ def route_after_verify(
     """Finalize when every checked claim holds; else revise while the budget lasts; else abstain.
 
     Claims the mode left ``unchecked`` (sampled out, or deferred) do not block: a deferred
-    answer goes out as soon as its citations pass the deterministic checks.
+    answer goes out as soon as its citations pass the deterministic checks. A supported
+    answer with an ``off_question`` finding (major: it does not answer the question) is
+    revised while the budget lasts, then finalized with the ``off_question`` flag.
     """
     claims = state.get("claims", [])
     passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
     if claims and passing and not _has_critical(state):
-        return "finalize_answer"
+        off = any(f["type"] == "off_question" for f in state.get("findings", []))
+        return "prepare_feedback" if off and _can_retry(state) else "finalize_answer"
     return _retry_or_abstain(state)
 
 

@@ -7,19 +7,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
-class QuotedCitation(BaseModel):
-    """A citation as the model writes it."""
-
-    source_id: str = Field(description="Id of the source as given in the sources, e.g. 'S2'.")
-    quote: str = Field(description="A short span copied character for character from that source.")
-
-
 class CitedStatement(BaseModel):
-    """One sentence of the answer with the sources that support it."""
+    """One sentence of the answer with the numbered source sentences that support it."""
 
     text: str = Field(description="One sentence of the answer, in the question's language.")
-    citations: list[QuotedCitation] = Field(
-        description="One or more citations that support this sentence."
+    citations: list[str] = Field(
+        description="Handles of the numbered source sentences that support this sentence, "
+        "e.g. ['S2.3'] or ['S1.2', 'S1.3']."
     )
 
 

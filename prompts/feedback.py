@@ -17,6 +17,26 @@ VERDICT_NAMES = {
 }
 GENERAL_FINDING = {"en": "- {detail}", "ja": "- {detail}"}
 
+OFF_QUESTION = {
+    "en": 'Statement "{text}" does not answer the question: {reason}. Answer with the {kind} '
+          "the question asks for, as the source writes it, and cite the sentence that says it.",
+    "ja": "「{text}」は質問に答えていません（{reason}）。"
+          "質問が求める{kind}を資料の表記どおりに書き、それが書かれている文を出典にしてください。",
+}
+"""Detail of an ``off_question`` finding (it goes into the revision prompt)."""
+OFF_QUESTION_REASONS = {
+    "en": {"heading": "it only repeats a heading of the source",
+           "question": "it only repeats the question",
+           "number": "it gives no number", "date": "it gives no date"},
+    "ja": {"heading": "資料の見出しを繰り返しているだけです",
+           "question": "質問を繰り返しているだけです",
+           "number": "数値がありません", "date": "日付がありません"},
+}
+OFF_QUESTION_KINDS = {
+    "en": {"number": "number", "date": "date", "answer": "fact"},
+    "ja": {"number": "数値", "date": "日付", "answer": "内容"},
+}
+
 PROGRESS = {
     "retrieving": {"en": "retrieving evidence", "ja": "資料を検索中"},
     "assessing": {"en": "checking that the sources answer the question",

@@ -119,11 +119,15 @@ def evidence(source_id: str, text: str, *, relevance: float = 0.9, title: str = 
             "text": text, "score": relevance, "relevance": relevance}
 
 
-def answer(*statements: tuple[str, str, str], answerable: bool = True) -> dict[str, Any]:
-    """A scripted CitedAnswer reply from (text, source_id, quote) triples."""
+def answer(*statements: tuple[str, ...], answerable: bool = True) -> dict[str, Any]:
+    """A scripted CitedAnswer reply from (text, handle, ...) tuples.
+
+    A handle is a sentence (``S1.2``), a passage (``S1``) or a chunk's real id (the passage:
+    its sentence closest to the text is cited).
+    """
     return {"answerable": answerable,
-            "statements": [{"text": t, "citations": [{"source_id": s, "quote": q}]}
-                           for t, s, q in statements]}
+            "statements": [{"text": text, "citations": list(handles)}
+                           for text, *handles in statements]}
 
 
 def calls_by_schema(model: ScriptedChatModel) -> dict[str, int]:

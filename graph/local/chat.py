@@ -22,7 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
-from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime
+from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
 
 class StructuredOutputError(ValueError):
@@ -59,7 +59,8 @@ class ChatLocal(BaseChatModel):
     n_ctx: int | None = None
     """Context window (default 8192)."""
     n_threads: int | None = None
-    """Threads (default: the CPU cores available)."""
+    """Threads (default ``$GROUNDED_RAG_THREADS``, else chosen from the free cores by
+    ``grounded_rag.local.runtime.threads_for``)."""
     seed: int = DEFAULT_SEED
     """Seed (decoding is greedy; the seed pins any remaining sampler state)."""
 
@@ -86,8 +87,9 @@ class ChatLocal(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         rt = self.runtime()
+        chat = [_to_dict(m) for m in messages]
         request: dict[str, Any] = {
-            "messages": [_to_dict(m) for m in messages],
+            "messages": chat,
             "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
             "temperature": 0.0,
             "top_k": 1,
@@ -97,6 +99,11 @@ class ChatLocal(BaseChatModel):
         if kwargs.get("response_format") is not None:
             request["response_format"] = kwargs["response_format"]
         with rt.lock:
+            rt.adapt_threads()
+            if rt.prefix_cache:
+                # The system prompt is fixed: its KV cache survives the scorer's calls.
+                tokens = render_chat(rt, chat)
+                rt.keep_prefix(tokens, rt.system_prefix_length(chat, tokens))
             response = rt.llama.create_chat_completion(**request)
         choice = response["choices"][0]  # type: ignore[index]
         text = choice["message"].get("content") or ""

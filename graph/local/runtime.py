@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import math
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +31,128 @@ DEFAULT_SEED = 42
 """Fixed seed; decoding is greedy anyway, the seed only pins any sampler state."""
 
 
+THREADS_ENV = "GROUNDED_RAG_THREADS"
+"""Environment variable that fixes the llama.cpp thread count (it always wins)."""
+
+MAX_PREFIXES = 4
+"""System-prompt KV caches kept per model (generator, answerability check, verifier, ...)."""
+
+MIN_PREFIX_TOKENS = 32
+"""Shorter system prompts are not worth saving."""
+
+RECHECK_SECONDS = 2.0
+"""How often (at most) the thread count is re-chosen from the measured load, between calls."""
+
+
 def cpu_cores() -> int:
     """Return the number of CPU cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def threads_for(cores: int, load: float) -> int:
+    """llama.cpp threads for ``cores`` usable cores when other processes keep ``load`` busy.
+
+    The policy: one thread per core that is free. A core counts as taken by others once
+    their load reaches half of it (``load`` rounded half up), so the answer is
+    ``cores - round(load)``, never below 1 and never above ``cores``. The same count is used
+    for generation and for prompt (batch) processing.
+
+    Why: llama.cpp's threads meet at a barrier after every operation, so one thread that
+    shares its core with a busy process holds all the others back; on 2 shared cores,
+    1 thread was measured 2x faster than 2. A free core is worth a thread, a taken one
+    costs one. ``$GROUNDED_RAG_THREADS`` (or ``n_threads=``) overrides the policy.
+
+    Examples:
+        >>> threads_for(2, 0.1), threads_for(2, 0.6), threads_for(2, 1.0), threads_for(2, 7.0)
+        (2, 1, 1, 1)
+        >>> threads_for(8, 2.4), threads_for(0, 0.0)
+        (6, 1)
+    """
+    cores = max(1, int(cores))
+    load = float(load)
+    if not math.isfinite(load):  # unknown or absurd: as if every core were taken
+        return 1
+    taken = int(max(0.0, load) + 0.5)
+    return max(1, min(cores, cores - taken))
+
+
+def explicit_threads() -> int | None:
+    """``$GROUNDED_RAG_THREADS`` as a positive int, or None when unset, empty or invalid."""
+    try:
+        value = int(os.environ.get(THREADS_ENV, "") or 0)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def _cpu_ids() -> set[int] | None:
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:
+        return None
+
+
+def _busy_seconds(cpus: set[int] | None) -> float | None:
+    """Busy CPU seconds so far over ``cpus`` (all when None), from /proc/stat; None if unknown."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    busy = 0
+    seen = False
+    for line in lines:
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        if cpus is not None and int(name[3:]) not in cpus:
+            continue
+        values = [int(v) for v in rest.split()]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        busy += sum(values[:8]) - idle  # user..steal; guest time is inside user already
+        seen = True
+    return busy / tick if seen else None
+
+
+class LoadMeter:
+    """How many of this process's cores other processes keep busy.
+
+    Measured from /proc/stat on the cores this process may use, minus this process's own CPU
+    time, over the interval since the previous reading (so the model's own threads do not
+    count); a fresh reading waits ``sample`` seconds first. Without /proc/stat it falls back
+    to ``os.getloadavg()`` (1-minute average, which includes this process).
+    """
+
+    def __init__(self, sample: float = 0.2) -> None:
+        self.sample = sample
+        self._cpus = _cpu_ids()
+        self._last: tuple[float, float, float] | None = None
+
+    def _reading(self) -> tuple[float, float, float] | None:
+        busy = _busy_seconds(self._cpus)
+        if busy is None:
+            return None
+        times = os.times()
+        return time.monotonic(), busy, times.user + times.system
+
+    def others(self) -> float:
+        """Cores' worth of CPU that other processes used lately."""
+        now = self._reading()
+        if now is None:
+            try:
+                return os.getloadavg()[0]
+            except OSError:
+                return 0.0
+        if self._last is None or now[0] - self._last[0] < self.sample / 2:
+            time.sleep(self.sample)
+            self._last, now = now, self._reading() or now
+        last, self._last = self._last, now
+        wall = max(1e-6, now[0] - last[0])
+        return max(0.0, ((now[1] - last[1]) - (now[2] - last[2])) / wall)
 
 
 def require_llama_cpp() -> Any:
@@ -59,11 +178,42 @@ class LocalRuntime:
     model_name: str
     """Name reported in response metadata."""
     n_threads: int
-    """Threads used for prompt processing and generation."""
+    """Threads used for prompt processing and generation (now)."""
     load_seconds: float
     """How long loading took."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Serialises all use of ``llama`` (contexts are not thread-safe)."""
+    fixed_threads: bool = True
+    """True when the thread count was given (``n_threads=`` or ``$GROUNDED_RAG_THREADS``);
+    otherwise :meth:`adapt_threads` re-chooses it from the load before model calls."""
+    meter: LoadMeter | None = None
+    """Measures the load other processes put on this process's cores."""
+    _checked_at: float = field(default=0.0, repr=False)
+    prefix_cache: bool = True
+    """Keep the KV cache of fixed system prompts across calls (:meth:`keep_prefix`)."""
+    _prefixes: OrderedDict[tuple[int, ...], bytes] = field(default_factory=OrderedDict,
+                                                           repr=False)
+    _system_tokens: OrderedDict[str, list[int]] = field(default_factory=OrderedDict,
+                                                        repr=False)
+
+    def adapt_threads(self) -> int:
+        """Re-choose the thread count with :func:`threads_for` (hold ``lock``); return it.
+
+        At most every ``RECHECK_SECONDS``; a no-op when the count is fixed. The new count
+        takes effect on the next decode (``llama_set_n_threads``, no reload).
+        """
+        if self.fixed_threads or self.meter is None:
+            return self.n_threads
+        now = time.monotonic()
+        if now - self._checked_at < RECHECK_SECONDS:
+            return self.n_threads
+        self._checked_at = now
+        threads = threads_for(cpu_cores(), self.meter.others())
+        if threads != self.n_threads:
+            llama_cpp = require_llama_cpp()
+            llama_cpp.llama_set_n_threads(self.llama._ctx.ctx, threads, threads)
+            self.n_threads = threads
+        return threads
 
     @property
     def n_ctx(self) -> int:
@@ -86,6 +236,7 @@ class LocalRuntime:
             raise ValueError("empty prompt")
         if len(tokens) >= self.n_ctx:
             raise ValueError(f"prompt of {len(tokens)} tokens exceeds the context ({self.n_ctx})")
+        self.adapt_threads()
         cached = llama.n_tokens
         prefix = 0
         ids = llama.input_ids
@@ -98,11 +249,78 @@ class LocalRuntime:
         llama.eval(tokens[prefix:])
         return prefix, len(tokens) - prefix
 
+    def keep_prefix(self, tokens: Sequence[int], length: int) -> int:
+        """Make the context start with ``tokens[:length]`` (a fixed system prompt) cheaply.
+
+        When the context already starts with it, nothing happens. Otherwise the prefix's KV
+        cache is restored from a saved copy (``llama_state_seq_set_data``, milliseconds), or
+        evaluated once and saved (a few MB for a system prompt; the last ``MAX_PREFIXES``
+        are kept). The next :meth:`eval_prompt` or chat completion then reuses it as a cached
+        prefix. Returns the number of tokens restored from a saved copy. Hold ``lock``.
+        """
+        llama = self.llama
+        if not self.prefix_cache or length < MIN_PREFIX_TOKENS or length >= len(tokens):
+            return 0
+        prefix = tuple(tokens[:length])
+        held = _common_prefix(llama.input_ids[: llama.n_tokens], prefix)
+        if held >= length:
+            return 0
+        llama_cpp = require_llama_cpp()
+        ctx = llama._ctx.ctx
+        saved = self._prefixes.get(prefix)
+        if saved is not None:
+            memory = llama_cpp.llama_get_memory(ctx)
+            llama_cpp.llama_memory_clear(memory, True)
+            buffer = (ctypes.c_uint8 * len(saved)).from_buffer_copy(saved)
+            if llama_cpp.llama_state_seq_set_data(ctx, buffer, len(saved), 0):
+                llama.input_ids[:length] = prefix
+                llama.n_tokens = length
+                llama._requires_eval = True
+                self._prefixes.move_to_end(prefix)
+                return length
+            llama.n_tokens = held = 0  # could not restore: evaluate it afresh
+        self.adapt_threads()
+        llama.n_tokens = held
+        llama.eval(list(prefix[held:]))
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        if written:
+            self._prefixes[prefix] = bytes(buffer[:written])
+            while len(self._prefixes) > MAX_PREFIXES:
+                self._prefixes.popitem(last=False)
+        return 0
+
+    def system_prefix_length(self, messages: list[dict[str, str]], tokens: Sequence[int]) -> int:
+        """Tokens of ``tokens`` (the rendered ``messages``) that belong to the system turn.
+
+        0 when the first message is not a system message.
+        """
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        key = messages[0]["content"]
+        system = self._system_tokens.get(key)
+        if system is None:
+            system = render_chat(self, messages[:1])
+            self._system_tokens[key] = system
+            while len(self._system_tokens) > 4 * MAX_PREFIXES:
+                self._system_tokens.popitem(last=False)
+        return _common_prefix(system, tokens)
+
     def last_logits(self, token_ids: Sequence[int]) -> list[float]:
         """Return the last evaluated position's logits for ``token_ids`` (hold ``lock``)."""
         llama_cpp = require_llama_cpp()
         row = llama_cpp.llama_get_logits_ith(self.llama._ctx.ctx, -1)
         return [float(row[t]) for t in token_ids]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 _RUNTIMES: dict[tuple[str, int], LocalRuntime] = {}
@@ -121,7 +339,9 @@ def get_runtime(
     Args:
         model: GGUF path, ``local:/path.gguf`` spec, or None / ``"local"`` for the default.
         n_ctx: Context window (default ``$GROUNDED_RAG_N_CTX`` or 8192).
-        n_threads: Threads (default ``$GROUNDED_RAG_THREADS`` or the CPU cores available).
+        n_threads: Threads (default ``$GROUNDED_RAG_THREADS``; without either, the count
+            follows :func:`threads_for` from the cores that are free, at load time and again
+            before model calls).
         progress: Show a progress bar if the default model must be assembled first.
     """
     llama_cpp = require_llama_cpp()
@@ -133,8 +353,10 @@ def get_runtime(
         if runtime is not None:
             return runtime
         # Generation collapses when another process competes for the cores (measured: 1
-        # thread beat 2 by 2x on 2 shared cores), so the thread count can be overridden.
-        threads = n_threads or int(os.environ.get("GROUNDED_RAG_THREADS", 0)) or cpu_cores()
+        # thread beat 2 by 2x on 2 shared cores): count only the free ones (threads_for).
+        fixed = n_threads or explicit_threads()
+        meter = None if fixed else LoadMeter()
+        threads = fixed or threads_for(cpu_cores(), meter.others() if meter else 0.0)
         start = time.perf_counter()
         llama = llama_cpp.Llama(
             model_path=str(path),
@@ -154,6 +376,9 @@ def get_runtime(
             model_name=name,
             n_threads=threads,
             load_seconds=time.perf_counter() - start,
+            fixed_threads=bool(fixed),
+            meter=meter,
+            _checked_at=time.monotonic(),
         )
         _RUNTIMES[key] = runtime
         return runtime

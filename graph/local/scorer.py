@@ -114,6 +114,7 @@ class SupportScorer:
         system, user = local_verify.for_language(language)
         with rt.lock:
             reader = reader_for(rt)
+            reader.set_threads(rt.adapt_threads())  # the thread policy covers scoring too
             for i in order:
                 evidence, claim = pairs[i]
                 claim, cut_claim = self._fit(rt, claim, reader.n_ctx // 4)
@@ -138,6 +139,7 @@ class SupportScorer:
         rt = self._rt()
         with rt.lock:
             reader = reader_for(rt)
+            reader.set_threads(rt.adapt_threads())  # the thread policy covers scoring too
             out = []
             for system, user in prompts:
                 user, cut = self._fit(rt, user, reader.n_ctx - _CLAIM_RESERVE - 128)

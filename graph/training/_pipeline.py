@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,8 @@ def fit_heads(*, tasks: Sequence[str], folds: int = 5, search: str = "small",
         runs = []
         for config in search_space(task, search):
             run = runner(table, config)
-            print(f"{task}: {config.label():45s} score {run['score']:.4f}", flush=True)
+            print(f"{task}: {config.label():45s} score {run['score']:.4f}", file=sys.stderr,
+                  flush=True)
             runs.append(run)
         best = max(runs, key=lambda r: r["score"])
         baseline = (_baseline_claims if task == CLAIM else _baseline_answerable)(table)
@@ -238,7 +240,7 @@ def fit_heads(*, tasks: Sequence[str], folds: int = 5, search: str = "small",
     (out_dir / "report.json").write_text(json.dumps(summary, indent=2, default=_json),
                                          encoding="utf-8")
     write_report(summary, out_dir / "report.md")
-    print(f"wrote {out_dir / 'report.md'}", flush=True)
+    print(f"wrote {out_dir / 'report.md'}", file=sys.stderr, flush=True)
     return summary
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 
 from grounded_rag.types import Citation, Claim, Evidence, Finding
+from grounded_rag.verification.handles import is_sentence_handle
 
 _QUOTE_TRIM = " \t\n\"'“”‘’「」『』…."
 _PUNCT_FOLD = str.maketrans({"，": ",", "、": ",", "。": ".", "．": ".", "：": ":", "；": ";",
@@ -74,6 +75,10 @@ def check_citations(
 ) -> tuple[list[Claim], list[Finding]]:
     """Locate every quote in its cited source and report what does not hold.
 
+    A citation whose offsets already point at its quote (one copied from a sentence handle)
+    is kept as an exact match; any other quote (review edits, answers verified from outside)
+    is located verbatim, then normalised, then fuzzy.
+
     Returns the statements with citation offsets filled in, and findings whose
     ``claim_index`` is the statement index.
     """
@@ -91,15 +96,24 @@ def check_citations(
             source_id, quote = cite["source_id"].strip(), cite["quote"]
             source = by_id.get(source_id)
             if source is None:
-                elsewhere = _best_other(quote, evidence, exclude=None, threshold=threshold)
-                hint = f" The quote appears in {elsewhere[0]}." if elsewhere else ""
-                findings.append(
-                    {"type": "phantom_source", "severity": "critical", "claim_index": s_index,
-                     "detail": f"Cited source id {source_id!r} is not among the retrieved "
-                     f"sources.{hint}"}
-                )
+                if is_sentence_handle(source_id):
+                    detail = (f"Cited sentence {source_id!r} is not among the numbered "
+                              "sentences shown.")
+                else:
+                    elsewhere = _best_other(quote, evidence, exclude=None, threshold=threshold)
+                    hint = f" The quote appears in {elsewhere[0]}." if elsewhere else ""
+                    detail = (f"Cited source id {source_id!r} is not among the retrieved "
+                              f"sources.{hint}")
+                findings.append({"type": "phantom_source", "severity": "critical",
+                                 "claim_index": s_index, "detail": detail})
                 citations.append({"source_id": source_id, "quote": quote, "start": -1, "end": -1,
                                   "match": 0.0})
+                continue
+            start, end = cite.get("start", -1), cite.get("end", -1)
+            if quote and 0 <= start < end and source["text"][start:end] == quote:
+                # Copied from the chunk (a sentence handle): verbatim by construction.
+                citations.append({"source_id": source_id, "quote": quote, "start": start,
+                                  "end": end, "match": 1.0})
                 continue
             found = locate_quote(quote, source["text"])
             if found.similarity >= threshold:

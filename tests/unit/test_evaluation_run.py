@@ -233,10 +233,10 @@ def squad(tmp_path: Path) -> Path:
 def test_answer_task_on_a_squad_style_set(tmp_path: Path) -> None:
     generator = ScriptedChatModel(script={"CitedAnswer": [
         # q1: a phantom source first, then a revision with a real, verbatim citation.
-        answer(("川は港で海に注ぐ。", "ghost#sec0", "港で海に注ぐ")),
-        answer(("川は港で海に注ぐ。", "river:0#sec0", "港で海に注ぐ")),
+        answer(("川は港で海に注ぐ。", "ghost#sec0")),
+        answer(("川は港で海に注ぐ。", "river:0#sec0")),
         # q2: right first time.
-        answer(("時計塔は駅の前に立っている。", "tower:0#sec0", "時計塔は駅の前に立っている")),
+        answer(("時計塔は駅の前に立っている。", "tower:0#sec0")),
     ]})
     verifier = ScriptedVerifier()
     report = run_eval(squad(tmp_path), generator=generator, verifier=verifier,
@@ -293,7 +293,7 @@ def test_answer_task_nomiracl_abstention_and_baselines(tmp_path: Path) -> None:
         return AllDocs(docs, relevance=0.9 if docs[0]["id"] == "d0" else 0.05)
 
     generator = ScriptedChatModel(script={"CitedAnswer": [
-        answer(("時計塔は駅の前に立っている。", "d0#sec0", "時計塔は駅の前に立っている"))]})
+        answer(("時計塔は駅の前に立っている。", "d0#sec0"))]})
     report = run_eval(path, generator=generator, verifier=ScriptedVerifier(),
                       retriever_factory=factory, out_dir=None, progress=False,
                       settings={"extractor_model": "rules"})

@@ -19,10 +19,8 @@ POLICY_EN = ev("policy#sec3", "Taxi fares are reimbursed only after 22:00 or whe
 SPEC_JA = ev("spec-ja#sec2", "製品X100のバッテリーは最大10時間持続します。充電時間は約2時間です。",
              title="X100 仕様書 > バッテリー")
 
-GOOD_EN = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2",
-                  "battery lasts up to 10 hours"))
-WRONG_EN = answer(("The X100 battery lasts 24 hours.", "spec#sec2",
-                   "battery lasts up to 10 hours"))
+GOOD_EN = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"))
+WRONG_EN = answer(("The X100 battery lasts 24 hours.", "spec#sec2"))
 
 
 def no_24(text: str) -> tuple[str, str]:
@@ -51,8 +49,9 @@ def test_passes_first_time():
                                "url": "spec.md"}]  # never a file:// path
     claim = out["claims"][0]
     assert claim["verdict"] == "supported" and claim["status"] == "verified"
-    cite = claim["citations"][0]
-    assert SPEC_EN["text"][cite["start"]:cite["end"]] == "battery lasts up to 10 hours"
+    cite = claim["citations"][0]  # the passage's sentence closest to the statement, copied
+    assert cite["quote"] == "Battery: The X100 battery lasts up to 10 hours on a single charge."
+    assert SPEC_EN["text"][cite["start"]:cite["end"]] == cite["quote"] and cite["match"] == 1.0
     assert out["grounding_score"] == 1.0
     assert 0 < out["confidence"] <= 1
     assert out["findings"] == []
@@ -101,18 +100,29 @@ def test_default_max_retries_is_two():
 
 
 def test_phantom_source_id_is_a_critical_finding_and_gets_revised():
-    phantom = answer(("The X100 battery lasts up to 10 hours.", "spec#sec9",
-                      "battery lasts up to 10 hours"))
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "spec#sec9"))
     graph, model, _, _ = make({"CitedAnswer": [phantom, GOOD_EN]})
     out = graph.invoke({"question": "How long does the X100 battery last?"})
     assert out["status"] == "answered" and out["attempts"] == 2
     revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
     assert "'spec#sec9' is not among the retrieved sources" in revise_prompt
-    assert "The quote appears in S1" in revise_prompt  # real ids shown as the model's handles
+
+
+def test_phantom_sentence_handle_is_critical_and_the_loop_goes_on():
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "S1.9"))
+    good = answer(("The X100 battery lasts up to 10 hours.", "S1.1"))
+    graph, model, _, _ = make({"CitedAnswer": [phantom, good]})
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and out["attempts"] == 2
+    revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
+    assert "'S1.9' is not among the numbered sentences shown" in revise_prompt
+    assert "(cites: S1.9)" in revise_prompt  # the previous draft as the model wrote it
+    cite = out["claims"][0]["citations"][0]
+    assert cite["source_id"] == "spec#sec2" and cite["match"] == 1.0
 
 
 def test_phantom_source_that_persists_abstains_with_the_finding():
-    phantom = answer(("The X100 battery lasts up to 10 hours.", "made-up#sec1", "whatever"))
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "made-up#sec1"))
     graph, _, _, _ = make({"CitedAnswer": [phantom]})
     out = graph.invoke({"question": "How long?"}, context=Context(max_retries=1))
     assert out["status"] == "abstained"
@@ -120,11 +130,31 @@ def test_phantom_source_that_persists_abstains_with_the_finding():
     assert ("phantom_source", "critical") in kinds
 
 
-def test_quote_in_other_source_is_reported():
-    wrong_source = answer(("The X100 battery lasts up to 10 hours.", "policy#sec3",
-                           "battery lasts up to 10 hours"))
-    graph, _, _, _ = make({"CitedAnswer": [wrong_source]})
-    out = graph.invoke({"question": "How long?"})
+def test_generator_sees_numbered_sentences_and_quotes_are_copied():
+    multi = answer(("The X100 battery lasts up to 10 hours on a single charge.", "S1.1", "S1.2"),
+                   ("Taxis are reimbursed after 22:00.", "S2.1"))
+    graph, model, _, _ = make({"CitedAnswer": [multi]})
+    out = graph.invoke({"question": "Battery and taxis?"})
+    prompt = model.calls_for("CitedAnswer")[0][-1].content
+    assert "S1.1 Battery: The X100 battery lasts up to 10 hours on a single charge." in prompt
+    assert "S1.2 Charging takes 2 hours." in prompt
+    assert "S2.1 Taxi fares are reimbursed" in prompt
+    assert out["status"] == "answered"
+    both, taxi = (c["citations"] for c in out["claims"])
+    assert both == [{"source_id": "spec#sec2", "quote": SPEC_EN["text"], "start": 0,
+                     "end": len(SPEC_EN["text"]), "match": 1.0}]  # adjacent: one span
+    assert taxi[0]["quote"] == POLICY_EN["text"] and taxi[0]["source_id"] == "policy#sec3"
+    assert not any(f["type"].startswith("quote") for f in out["findings"])
+
+
+def test_quote_in_other_source_is_reported_for_a_free_text_quote():
+    graph = _review_graph({"CitedAnswer": [GOOD_EN]})
+    cfg = {"configurable": {"thread_id": "q1", "review_mode": True, "review_threshold": 0.99}}
+    graph.invoke({"question": "How long?"}, cfg)
+    edited = {"action": "edit", "statements": [
+        {"text": "The X100 battery lasts up to 10 hours.",
+         "citations": [{"source_id": "policy#sec3", "quote": "battery lasts up to 10 hours"}]}]}
+    out = graph.invoke(Command(resume=edited), cfg)  # pauses again: the edit is reviewed
     finding = next(f for f in out["findings"] if f["type"] == "quote_in_other_source")
     assert "spec#sec2" in finding["detail"] and finding["claim_index"] == 0
 
@@ -177,8 +207,7 @@ def test_generator_says_not_answerable():
 
 
 def test_japanese_question_gets_japanese_answer():
-    good = answer(("製品X100のバッテリーは最大10時間持続します。", "spec-ja#sec2",
-                   "バッテリーは最大10時間持続します"))
+    good = answer(("製品X100のバッテリーは最大10時間持続します。", "spec-ja#sec2"))
     graph, model, _, _ = make({"CitedAnswer": [good]}, evidence=[SPEC_JA])
     out = graph.invoke({"question": "X100のバッテリーは何時間持ちますか？"})
     assert out["language"] == "ja"
@@ -196,10 +225,8 @@ def test_japanese_abstention_is_in_japanese():
 
 def test_seed_case_battery_24_vs_10_is_caught_by_the_cascade_and_fixed():
     """The naive judge says 'supported' to everything; deterministic cues must still catch it."""
-    wrong = answer(("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2",
-                    "バッテリーは最大10時間持続します"))
-    right = answer(("製品X100のバッテリーは最大10時間持続します。", "spec-ja#sec2",
-                    "バッテリーは最大10時間持続します"))
+    wrong = answer(("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2"))
+    right = answer(("製品X100のバッテリーは最大10時間持続します。", "spec-ja#sec2"))
     naive = ScriptedVerifier(lambda text: ("supported", ""))
     graph, model, _, _ = make({"CitedAnswer": [wrong, right]}, evidence=[SPEC_JA],
                               verifier=naive)
@@ -338,8 +365,7 @@ def test_same_thread_second_question_starts_clean():
 
 
 def test_model_extractor_splits_and_keeps_language():
-    two = answer(("The battery lasts up to 10 hours and charging takes 2 hours.", "spec#sec2",
-                  "lasts up to 10 hours on a single charge. Charging takes 2 hours"))
+    two = answer(("The battery lasts up to 10 hours and charging takes 2 hours.", "spec#sec2"))
     model = ScriptedChatModel(script={
         "CitedAnswer": [two],
         "ExtractedClaims": [{"claims": [
@@ -357,8 +383,8 @@ def test_model_extractor_splits_and_keeps_language():
 
 
 def test_extractor_that_skips_a_statement_cannot_hide_it():
-    two = answer(("The battery lasts up to 10 hours.", "spec#sec2", "lasts up to 10 hours"),
-                 ("It weighs 2 kg.", "spec#sec2", "Charging takes 2 hours"))
+    two = answer(("The battery lasts up to 10 hours.", "spec#sec2"),
+                 ("It weighs 2 kg.", "spec#sec2"))
     model = ScriptedChatModel(script={
         "CitedAnswer": [two],
         "ExtractedClaims": [{"claims": [{"statement": 0, "text": "The battery lasts 10 hours."}]}],
@@ -370,8 +396,8 @@ def test_extractor_that_skips_a_statement_cannot_hide_it():
 
 
 def test_chat_model_as_verifier_batches_all_claims_in_one_call():
-    two = answer(("The battery lasts up to 10 hours.", "spec#sec2", "lasts up to 10 hours"),
-                 ("Charging takes 2 hours.", "spec#sec2", "Charging takes 2 hours"))
+    two = answer(("The battery lasts up to 10 hours.", "spec#sec2"),
+                 ("Charging takes 2 hours.", "spec#sec2"))
     judge = ScriptedChatModel(script={"JudgedClaims": [{"verdicts": [
         {"claim": 0, "verdict": "supported", "reason": "stated", "evidence_quote": "x"},
         {"claim": 1, "verdict": "supported", "reason": "stated", "evidence_quote": "y"}]}]})
@@ -384,9 +410,9 @@ def test_chat_model_as_verifier_batches_all_claims_in_one_call():
 
 
 def test_verify_mode_batch_is_one_call_parallel_is_one_per_claim():
-    three = answer(("The battery lasts up to 10 hours.", "spec#sec2", "lasts up to 10 hours"),
-                   ("Charging takes 2 hours.", "spec#sec2", "Charging takes 2 hours"),
-                   ("It is the X100.", "spec#sec2", "The X100 battery"))
+    three = answer(("The battery lasts up to 10 hours.", "spec#sec2"),
+                   ("Charging takes 2 hours.", "spec#sec2"),
+                   ("It is the X100.", "spec#sec2"))
     for mode, calls in (("batch", 1), ("parallel", 3)):
         graph, _, _, verifier = make({"CitedAnswer": [three]})
         out = graph.invoke({"question": "Battery?"}, context=Context(verify_mode=mode))
@@ -397,9 +423,8 @@ def test_verify_mode_batch_is_one_call_parallel_is_one_per_claim():
 
 
 def test_generator_sees_short_handles_and_citations_map_back_to_real_ids():
-    by_handle = answer(("The X100 battery lasts up to 10 hours.", "S1",
-                        "battery lasts up to 10 hours"),
-                       ("Taxis need 22:00.", "[S2]", "reimbursed only after 22:00"))
+    by_handle = answer(("The X100 battery lasts up to 10 hours.", "S1"),
+                       ("Taxis need 22:00.", "[S2]"))
     graph, model, _, _ = make({"CitedAnswer": [by_handle]})
     out = graph.invoke({"question": "Battery and taxis?"})
     prompt = model.calls_for("CitedAnswer")[0][-1].content
@@ -410,8 +435,7 @@ def test_generator_sees_short_handles_and_citations_map_back_to_real_ids():
 
 
 def test_handles_written_into_the_statement_text_are_removed():
-    inline = answer(("[S1] The X100 battery lasts up to 10 hours 【S1, S2】.", "S1",
-                     "battery lasts up to 10 hours"))
+    inline = answer(("[S1] The X100 battery lasts up to 10 hours 【S1, S2】.", "S1"))
     graph, _, _, verifier = make({"CitedAnswer": [inline]})
     out = graph.invoke({"question": "Battery?"})
     assert out["status"] == "answered"
@@ -421,8 +445,7 @@ def test_handles_written_into_the_statement_text_are_removed():
 
 
 def test_unknown_handle_is_a_phantom_source():
-    phantom = answer(("The X100 battery lasts up to 10 hours.", "S7",
-                      "battery lasts up to 10 hours"))
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "S7"))
     graph, _, _, _ = make({"CitedAnswer": [phantom]})
     out = graph.invoke({"question": "q"}, context=Context(max_retries=0))
     assert out["status"] == "abstained"

@@ -15,9 +15,8 @@ from tests.fakes import evidence as ev
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "presets.md"
 SPEC = ev("spec#sec2", "Battery: The X100 battery lasts up to 10 hours on a single charge.")
-GOOD = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2",
-               "battery lasts up to 10 hours"))
-WRONG = answer(("The X100 battery lasts 24 hours.", "spec#sec2", "battery lasts up to 10 hours"))
+GOOD = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"))
+WRONG = answer(("The X100 battery lasts 24 hours.", "spec#sec2"))
 
 
 def test_every_preset_is_valid_and_balanced_is_the_plain_default():

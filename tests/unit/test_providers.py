@@ -20,7 +20,7 @@ from tests.fakes import evidence as ev
 SPEC = ev("spec#sec2", "The X100 battery lasts up to 10 hours on a single charge.")
 ANSWER = {"answerable": True, "statements": [
     {"text": "The X100 battery lasts up to 10 hours.",
-     "citations": [{"source_id": "spec#sec2", "quote": "battery lasts up to 10 hours"}]}]}
+     "citations": ["S1.1"]}]}
 VERDICTS = {"verdicts": [{"claim": 0, "verdict": "supported", "reason": "Stated.",
                           "evidence_quote": "The X100 battery lasts up to 10 hours"}]}
 

@@ -15,10 +15,10 @@ from tests.fakes import evidence as ev
 SPEC = ev("spec#sec2", "Battery: The X100 battery lasts up to 10 hours on a single charge. "
           "Charging takes 2 hours. The case is blue and the strap is soft.",
           title="X100 spec sheet > Battery")
-RISKY = ("The X100 battery lasts up to 10 hours.", "spec#sec2", "battery lasts up to 10 hours")
-PLAIN = ("The case is blue.", "spec#sec2", "The case is blue")
-SOFT = ("The strap is soft.", "spec#sec2", "the strap is soft")
-WRONG = ("The X100 battery lasts 24 hours.", "spec#sec2", "battery lasts up to 10 hours")
+RISKY = ("The X100 battery lasts up to 10 hours.", "spec#sec2")
+PLAIN = ("The case is blue.", "spec#sec2")
+SOFT = ("The strap is soft.", "spec#sec2")
+WRONG = ("The X100 battery lasts 24 hours.", "spec#sec2")
 QUESTION = "Tell me about the X100."
 
 
@@ -142,8 +142,7 @@ def test_deferred_returns_at_once_then_verifies_on_the_same_thread():
 
 def test_deferred_warning_is_in_the_answers_language():
     spec_ja = ev("spec-ja#sec2", "製品X100のバッテリーは最大10時間持続します。")
-    wrong = ("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2",
-             "バッテリーは最大10時間持続します")
+    wrong = ("製品X100のバッテリーは24時間持続します。", "spec-ja#sec2")
     model = ScriptedChatModel(script={"CitedAnswer": [answer(wrong)]})
     graph = build_graph(retriever=StaticRetriever([spec_ja]), generator=model, extractor="rules",
                         verifier=ScriptedVerifier(), checkpointer=InMemorySaver())
@@ -156,7 +155,7 @@ def test_deferred_warning_is_in_the_answers_language():
 
 
 def test_deferred_still_revises_when_the_deterministic_citation_checks_fail():
-    phantom = answer(("The X100 battery lasts up to 10 hours.", "spec#sec9", "lasts up to 10"))
+    phantom = answer(("The X100 battery lasts up to 10 hours.", "spec#sec9"))
     graph, model, verifier = make(phantom, answer(RISKY), checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "d2", "verify_mode": "deferred"}}
     out = graph.invoke({"question": QUESTION}, cfg)
@@ -220,8 +219,7 @@ def test_a_new_question_on_the_thread_resets_the_verification_fields():
 
 
 def test_verify_execution_parallel_and_the_legacy_verify_mode_value():
-    three = answer(RISKY, PLAIN, ("Charging takes 2 hours.", "spec#sec2",
-                                  "Charging takes 2 hours"))
+    three = answer(RISKY, PLAIN, ("Charging takes 2 hours.", "spec#sec2"))
     for settings, calls in (({"verify_execution": "parallel"}, 3),
                             ({"verify_mode": "parallel"}, 3),
                             ({"verify_mode": "batch"}, 1),

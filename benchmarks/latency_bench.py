@@ -1,0 +1,324 @@
+"""Latency of verified answers with the local model: an idle machine vs one core held busy.
+
+Usage::
+
+    .venv/bin/python benchmarks/latency_bench.py                  # demo + 10 JSQuAD, both
+    .venv/bin/python benchmarks/latency_bench.py --questions 1 --jsquad 0 --conditions idle
+
+It answers the bundled demo questions (the sample corpus, ingested into ``--store``) and,
+when ``../shared/eval/jsquad_ja`` is there, ``--jsquad`` JSQuAD questions (BM25 over its
+passages), with the local default settings, once per condition:
+
+- ``idle``: nothing else started by the benchmark;
+- ``busy``: a CPU burner (one busy-looping process, pinned to the last usable core, that
+  ends by itself after ``--burner-seconds`` at the latest) holds one core; the benchmark
+  stops it as soon as the condition is done.
+
+It prints per-stage medians (the answer's ``timings_ms``), prompt / output token counts,
+model calls per answer (generator chat calls, and the local scorer's prompt evaluations for
+the answerability check and verification), the thread count llama.cpp ended with, the
+ratio of the busy to the idle median, and ``uptime``'s load before and after each
+condition. One warm-up question (model load, store open) runs first and is not counted.
+Leave ``GROUNDED_RAG_THREADS`` unset to measure the thread policy; on a shared machine run
+it under ``flock /tmp/grag-model.lock``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ("retrieve", "answerability", "generate", "check_citations", "extract_claims",
+          "verify_claims")
+BURNER = ("import time\nend = time.monotonic() + {seconds}\n"
+          "while time.monotonic() < end:\n    pass\n")
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages), or the load averages alone."""
+    try:
+        out = subprocess.run(["uptime"], capture_output=True, text=True, check=False, timeout=5)
+        if out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    one, five, fifteen = os.getloadavg()
+    return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
+def start_burner(seconds: float) -> subprocess.Popen[bytes]:
+    """One busy-looping process, pinned to the last usable core, ending after ``seconds``."""
+    proc = subprocess.Popen([sys.executable, "-c", BURNER.format(seconds=seconds)])
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(proc.pid, {cores[-1]})
+    except (AttributeError, OSError):
+        pass  # not pinnable here: it still holds one core's worth
+    return proc
+
+
+def stop_burner(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the burner (it would end by itself at its deadline anyway)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class ScorerCounter:
+    """Counts the local scorer's prompt evaluations (answerability check, verification)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.evaluated = 0
+        self.reused = 0
+
+    def install(self) -> None:
+        from grounded_rag.local.runtime import LocalRuntime
+
+        original = LocalRuntime.eval_prompt
+        counter = self
+
+        def eval_prompt(rt: Any, tokens: Any) -> tuple[int, int]:
+            reused, evaluated = original(rt, tokens)
+            counter.calls += 1
+            counter.evaluated += evaluated
+            counter.reused += reused
+            return reused, evaluated
+
+        LocalRuntime.eval_prompt = eval_prompt  # type: ignore[method-assign]
+
+    def snapshot(self) -> tuple[int, int, int]:
+        return self.calls, self.evaluated, self.reused
+
+
+def demo_questions(limit: int | None) -> list[tuple[str, str]]:
+    from grounded_rag.ask_cli import DEMO_QUESTIONS
+
+    items = [("demo", q) for q in DEMO_QUESTIONS]
+    return items[:limit] if limit is not None else items
+
+
+def jsquad_questions(
+    n: int, eval_dir: Path
+) -> tuple[list[tuple[str, str]], Any, list[list[str]]]:
+    """``n`` JSQuAD questions spread over the dev set, a BM25 retriever, and gold answers."""
+    path = eval_dir / "jsquad_ja" / "questions.dev.jsonl"
+    if n <= 0:
+        return [], None, []
+    if not path.exists():
+        print(f"skip: JSQuAD not found at {path} (set GROUNDED_RAG_EVAL_DIR); demo only",
+              file=sys.stderr)
+        return [], None, []
+    from grounded_rag.evaluation._answer import memory_retriever_factory
+    from grounded_rag.evaluation._datasets import load_dataset
+
+    data = load_dataset(str(path))
+    step = max(1, len(data.items) // n)
+    items = data.items[::step][:n]
+    retriever = memory_retriever_factory("bm25")(data.corpus or [])
+    return [("jsquad", i.question) for i in items], retriever, [i.answers for i in items]
+
+
+def run_one(graph: Any, question: str, settings: dict[str, Any],
+            scorer: ScorerCounter) -> dict[str, Any]:
+    """Answer one question; timings, tokens and model calls."""
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+    from grounded_rag.evaluation._answer import chat_call_counter
+
+    usage = UsageMetadataCallbackHandler()
+    chats = chat_call_counter()
+    before = scorer.snapshot()
+    start = time.perf_counter()
+    out = graph.invoke({"question": question},
+                       {"configurable": dict(settings), "callbacks": [usage, chats]})
+    wall = time.perf_counter() - start
+    after = scorer.snapshot()
+    tokens_in = sum(u.get("input_tokens", 0) for u in usage.usage_metadata.values())
+    tokens_out = sum(u.get("output_tokens", 0) for u in usage.usage_metadata.values())
+    quotes = [c for claim in out.get("claims", []) for c in claim.get("citations", [])]
+    return {
+        "question": question, "status": out.get("status"), "answer": out.get("answer", ""),
+        "attempts": out.get("attempts", 0), "wall_s": round(wall, 3),
+        "timings_ms": out.get("timings_ms", {}),
+        "generator_calls": chats.calls, "prompt_tokens": tokens_in, "output_tokens": tokens_out,
+        "scorer_calls": after[0] - before[0], "scorer_tokens": after[1] - before[1],
+        "scorer_reused_tokens": after[2] - before[2],
+        "quotes": len(quotes), "verbatim_quotes": sum(1 for c in quotes if c.get("match") == 1.0),
+        "flags": out.get("flags", []),
+    }
+
+
+def threads_now() -> int | None:
+    from grounded_rag.local import runtime
+
+    values = list(runtime._RUNTIMES.values())
+    return values[0].n_threads if values else None
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def summarize(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians per stage and of the totals, calls per answer."""
+    stages: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        for stage in STAGES:
+            if stage in r["timings_ms"]:
+                stages[stage].append(r["timings_ms"][stage] / 1000)
+    n = max(1, len(rows))
+    return {
+        "condition": name, "answers": len(rows),
+        "median_total_s": median([r["wall_s"] for r in rows]),
+        "stage_medians_s": {s: round(median(v), 2) for s, v in stages.items()},
+        "median_prompt_tokens": median([r["prompt_tokens"] for r in rows]),
+        "median_output_tokens": median([r["output_tokens"] for r in rows]),
+        "generator_calls_per_answer": round(sum(r["generator_calls"] for r in rows) / n, 2),
+        "scorer_calls_per_answer": round(sum(r["scorer_calls"] for r in rows) / n, 2),
+        "model_calls_per_answer": round(
+            sum(r["generator_calls"] + r["scorer_calls"] for r in rows) / n, 2),
+        "median_scorer_tokens": median([r["scorer_tokens"] for r in rows]),
+        "quotes": sum(r["quotes"] for r in rows),
+        "verbatim_quotes": sum(r["verbatim_quotes"] for r in rows),
+        "answered": sum(1 for r in rows if r["status"] == "answered"),
+        "gold_in_answer": sum(1 for r in rows if r.get("gold_in_answer")),
+        "with_gold": sum(1 for r in rows if "gold_in_answer" in r),
+    }
+
+
+def print_summary(s: dict[str, Any], threads: int | None, load_before: str,
+                  load_after: str) -> None:
+    print(f"\n== {s['condition']}: {s['answers']} answers, {s['answered']} answered, "
+          f"llama.cpp threads at the end: {threads}")
+    print(f"   uptime before: {load_before}")
+    print(f"   uptime after:  {load_after}")
+    print(f"   median total {s['median_total_s']:.1f} s; per stage (median s): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in s["stage_medians_s"].items()))
+    print(f"   generator: median prompt {s['median_prompt_tokens']:.0f} tokens, "
+          f"output {s['median_output_tokens']:.0f} tokens; scorer: median "
+          f"{s['median_scorer_tokens']:.0f} prompt tokens evaluated per answer")
+    print(f"   model calls per answer {s['model_calls_per_answer']:.2f} (generator "
+          f"{s['generator_calls_per_answer']:.2f}, scorer {s['scorer_calls_per_answer']:.2f}); "
+          f"quotes verbatim {s['verbatim_quotes']}/{s['quotes']}")
+    if s["with_gold"]:
+        print(f"   JSQuAD: gold answer in {s['gold_in_answer']}/{s['with_gold']} answers "
+              "(abstentions count as misses)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=None,
+                        help="demo questions to answer (default: all)")
+    parser.add_argument("--jsquad", type=int, default=10,
+                        help="JSQuAD questions to add (0: none; skipped when the data is absent)")
+    parser.add_argument("--eval-dir", default=None,
+                        help="evaluation data (default $GROUNDED_RAG_EVAL_DIR or ../shared/eval)")
+    parser.add_argument("--conditions", default="idle,busy",
+                        help="comma-separated: idle, busy (default both, idle first)")
+    parser.add_argument("--burner-seconds", type=float, default=1800.0,
+                        help="the burner ends by itself after this many seconds at the latest")
+    parser.add_argument("--store", default=".grounded-rag-demo",
+                        help="store the sample corpus is ingested into")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for every answer, e.g. --set evidence_tokens=0")
+    parser.add_argument("--no-warmup", action="store_true", help="count the first answer too")
+    parser.add_argument("--json", default=None, help="write every answer's record here")
+    args = parser.parse_args()
+
+    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    unknown = set(conditions) - {"idle", "busy"}
+    if unknown:
+        parser.error(f"unknown condition(s): {', '.join(sorted(unknown))}")
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+    from grounded_rag.context import validate_settings
+    from grounded_rag.evaluation._answer import contains_answer
+    from grounded_rag.evaluation._datasets import default_eval_dir
+    from grounded_rag.graph import build_graph
+    from grounded_rag.retrieval import ingest_paths, open_retriever
+
+    extra = {}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        extra[name.strip()] = value  # validated and converted to the setting's type below
+    settings = {"generator_model": "local", **validate_settings(extra)}
+
+    from grounded_rag.ask_cli import sample_corpus_dir
+
+    ingest_paths([sample_corpus_dir()], args.store, progress=False)
+    demo_graph = build_graph(retriever=open_retriever(args.store))
+    eval_dir = Path(args.eval_dir) if args.eval_dir else default_eval_dir()
+    questions: list[tuple[str, str, Any, list[str]]] = [
+        (kind, q, demo_graph, []) for kind, q in demo_questions(args.questions)]
+    jsquad, retriever, golds = jsquad_questions(args.jsquad, eval_dir)
+    if jsquad:
+        jsquad_graph = build_graph(retriever=retriever)
+        questions += [(kind, q, jsquad_graph, gold)
+                      for (kind, q), gold in zip(jsquad, golds, strict=True)]
+    if not questions:
+        parser.error("no questions to answer")
+    scorer = ScorerCounter()
+    scorer.install()
+    print(f"{len(questions)} questions ({sum(1 for q in questions if q[0] == 'demo')} demo, "
+          f"{len(jsquad)} JSQuAD); settings {settings}; "
+          f"GROUNDED_RAG_THREADS={os.environ.get('GROUNDED_RAG_THREADS', '(unset)')}")
+    if not args.no_warmup:
+        start = time.perf_counter()
+        run_one(questions[0][2], questions[0][1], settings, scorer)
+        print(f"warm-up (model load included): {time.perf_counter() - start:.1f} s")
+
+    records: dict[str, list[dict[str, Any]]] = {}
+    summaries: dict[str, dict[str, Any]] = {}
+    for condition in conditions:
+        burner = start_burner(args.burner_seconds) if condition == "busy" else None
+        try:
+            if burner is not None:
+                time.sleep(1.0)  # let it take its core (and the load meter see it)
+            before = uptime()
+            rows = []
+            for kind, question, graph, gold in questions:
+                row = run_one(graph, question, settings, scorer)
+                row["set"] = kind
+                if gold:
+                    row["gold_in_answer"] = (row["status"] == "answered"
+                                             and contains_answer(row["answer"], gold))
+                rows.append(row)
+                print(f"  [{condition}] {row['wall_s']:6.1f} s  {row['status']:<9} "
+                      f"calls {row['generator_calls']}+{row['scorer_calls']}  "
+                      f"{question[:48]}", flush=True)
+            after = uptime()
+            if burner is not None and burner.poll() is not None:
+                print("   warning: the burner ended before the condition did "
+                      "(raise --burner-seconds)", file=sys.stderr)
+        finally:
+            if burner is not None:
+                stop_burner(burner)
+        records[condition] = rows
+        summaries[condition] = summarize(condition, rows)
+        print_summary(summaries[condition], threads_now(), before, after)
+    if "idle" in summaries and "busy" in summaries:
+        idle, busy = summaries["idle"]["median_total_s"], summaries["busy"]["median_total_s"]
+        print(f"\nratio busy/idle (median total): {busy / idle:.2f} ({busy:.1f} s / {idle:.1f} s)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summaries": summaries, "answers": records},
+                                              ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

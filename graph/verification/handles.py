@@ -1,0 +1,276 @@
+"""Sentence handles: the generator cites ``S2.3`` (passage 2, sentence 3); code copies the quote.
+
+The evidence is shown to the generator as numbered sentences. A statement cites the handles
+of the sentences that support it, and :func:`cite_handles` turns them into citations whose
+``quote`` and ``start`` / ``end`` offsets are copied from the chunk, so a generated answer's
+quotes are verbatim by construction. A handle that names no shown sentence is kept as
+written (no quote, no offsets), and the citation check reports it as a ``phantom_source``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from grounded_rag.types import Citation, Evidence
+from grounded_rag.verification.evidence import (
+    Sentence,
+    content_tokens,
+    overlap,
+    split_sentences,
+)
+from grounded_rag.verification.on_question import has_kind, question_kind
+
+_HANDLE = re.compile(
+    r"^[\[【(（]?\s*[Ss]?\s*(\d+)\s*(?:[.．:：\-－]\s*(\d+))?\s*[\]】)）]?$"
+)
+_SENTENCE_HANDLE = re.compile(r"^S\d+\.\d+$")
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """One sentence shown to the generator under its handle."""
+
+    handle: str
+    """``S<passage>.<sentence>``, both 1-based; the sentence number counts every sentence of
+    the chunk, so a handle stays the same whichever sentences are shown."""
+    passage: int
+    """Index (0-based) of the chunk in the evidence list."""
+    number: int
+    """Sentence number (1-based) within the chunk."""
+    sentence: Sentence
+    """The sentence with its offsets in the chunk text."""
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    """The numbered sentences shown to the generator, per passage, in document order."""
+
+    passages: tuple[tuple[Numbered, ...], ...]
+    """Shown sentences of each evidence chunk (empty when none of a chunk is shown)."""
+
+    def by_handle(self) -> dict[str, Numbered]:
+        """Every shown sentence by its handle."""
+        return {n.handle: n for shown in self.passages for n in shown}
+
+    def handles_of(self, citation: Citation, source_ids: Sequence[str]) -> list[str]:
+        """The handles of the shown sentences a located citation covers (none when unlocated).
+
+        Used to show a previous draft's citations to the generator the way it wrote them.
+        """
+        if citation.get("start", -1) < 0 or citation["source_id"] not in source_ids:
+            return []
+        passage = list(source_ids).index(citation["source_id"])
+        if passage >= len(self.passages):
+            return []
+        start, end = citation["start"], citation["end"]
+        return [n.handle for n in self.passages[passage]
+                if n.sentence.start < end and n.sentence.end > start]
+
+
+def sentence_handle(passage: int, number: int) -> str:
+    """The handle of a chunk's sentence: ``S2.3`` for passage index 1, sentence 3."""
+    return f"S{passage + 1}.{number}"
+
+
+def number_sentences(
+    evidence: Sequence[Evidence], shown: Collection[tuple[int, int]] | None = None
+) -> SentenceView:
+    """Number the sentences of every chunk; keep those in ``shown`` (all when None).
+
+    ``shown`` holds (passage index, 1-based sentence number) pairs.
+    """
+    passages: list[tuple[Numbered, ...]] = []
+    for p, item in enumerate(evidence):
+        keep = [
+            Numbered(sentence_handle(p, i), p, i, s)
+            for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)
+            if shown is None or (p, i) in shown
+        ]
+        passages.append(tuple(keep))
+    return SentenceView(tuple(passages))
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate: ~1 per CJK character, ~1 per 3 other characters.
+
+    Close to the Qwen2.5 tokenizer on Japanese and English prose, and rather high than low.
+    """
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 2) // 3
+
+
+LINE_TOKENS = 4
+"""Tokens a shown sentence costs beyond its text (its handle and the line break)."""
+
+HEADER_TOKENS = 12
+"""Tokens a passage's header line costs (handle and title), estimated."""
+
+
+def select_sentences(
+    question: str,
+    evidence: Sequence[Evidence],
+    budget_tokens: int,
+    *,
+    neighbours: int = 1,
+) -> set[tuple[int, int]] | None:
+    """The (passage, sentence number) pairs to show the generator, within ``budget_tokens``.
+
+    None (show everything) when the budget is 0 or everything fits. Otherwise sentences are
+    taken best first by the share of the question's content words they contain (a small
+    bonus for a number or date when the question asks for one; earlier, better-retrieved
+    passages win ties), each with ``neighbours`` sentences either side for context while
+    the budget allows, else alone. The best sentence is always shown.
+    """
+    sentences = [(p, i, s) for p, item in enumerate(evidence)
+                 for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)]
+    if budget_tokens <= 0 or not sentences:
+        return None
+    cost = {(p, i): estimate_tokens(s.text) + LINE_TOKENS for p, i, s in sentences}
+    passages = {p for p, _, _ in sentences}
+    if sum(cost.values()) + HEADER_TOKENS * len(passages) <= budget_tokens:
+        return None
+    wanted = content_tokens(question)
+    kind = question_kind(question)
+    count = {p: sum(1 for q, _, _ in sentences if q == p) for p in passages}
+
+    def score(item: tuple[int, int, Sentence]) -> tuple[float, int, int]:
+        p, i, s = item
+        value = overlap(wanted, s.text)
+        if kind is not None and has_kind(s.text, kind):
+            value += 0.15
+        return (-value, p, i)
+
+    chosen: set[tuple[int, int]] = set()
+    used = 0
+    for p, i, _ in sorted(sentences, key=score):
+        group = [(p, j) for j in range(i - neighbours, i + neighbours + 1)
+                 if 1 <= j <= count[p]]
+        for candidate in (group, [(p, i)]):
+            new = [key for key in candidate if key not in chosen]
+            extra = sum(cost[key] for key in new)
+            if new and not any(q == p for q, _ in chosen):
+                extra += HEADER_TOKENS
+            if used + extra <= budget_tokens:
+                chosen.update(new)
+                used += extra
+                break
+        if not chosen:  # not even the best sentence fits: show it anyway
+            chosen.add((p, i))
+            used += cost[(p, i)] + HEADER_TOKENS
+        if used >= budget_tokens * 0.95:
+            break
+    return chosen
+
+
+def render_view(view: SentenceView, evidence: Sequence[Evidence], *, header: str) -> str:
+    """The evidence as the generator sees it: a header per passage, then one handle a line.
+
+    ``header`` is a format string with ``source_id`` (the passage handle, ``S2``) and
+    ``title``. Left-out sentences between shown ones are marked with a ``…`` line.
+    """
+    blocks: list[str] = []
+    for p, shown in enumerate(view.passages):
+        if not shown:
+            continue
+        lines = [header.format(source_id=f"S{p + 1}", title=evidence[p].get("title", ""))]
+        previous = 0
+        for n in shown:
+            if previous and n.number != previous + 1:
+                lines.append("…")
+            lines.append(f"{n.handle} {n.sentence.text}")
+            previous = n.number
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def parse_handle(text: str) -> tuple[int, int | None] | None:
+    """Read ``S2.3`` / ``[S2.3]`` / ``2.3`` / ``S2`` as (passage, sentence or None), 1-based."""
+    match = _HANDLE.match(text.strip())
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)) if match.group(2) else None
+
+
+def is_sentence_handle(text: str) -> bool:
+    """True for a canonical sentence handle such as ``S2.3``."""
+    return bool(_SENTENCE_HANDLE.match(text))
+
+
+def cite_handles(
+    handles: Sequence[str],
+    view: SentenceView,
+    evidence: Sequence[Evidence],
+    statement: str,
+) -> list[Citation]:
+    """Turn the handles a statement cites into citations copied from the chunks.
+
+    - ``S2.3`` names a shown sentence: its text and offsets are copied (``match`` 1.0).
+      Adjacent sentences of one chunk (``S2.3``, ``S2.4``) become one citation spanning both.
+    - ``S2`` (or the chunk's real id) names a passage: its shown sentence that shares the most
+      content words with the statement is cited (the first one on a tie).
+    - Anything else (a sentence that does not exist or was not shown, a passage out of range)
+      is kept as written with no quote and offsets -1: the citation check reports it as a
+      ``phantom_source``.
+    """
+    ids = [e["source_id"] for e in evidence]
+    chosen: list[Numbered] = []
+    phantoms: list[str] = []
+    shown = view.by_handle()
+    claim_tokens: set[str] | None = None
+    for raw in handles:
+        text = raw.strip()
+        if not text:
+            continue
+        parsed = parse_handle(text)
+        passage: int | None = None
+        if text in ids:
+            passage = ids.index(text)
+        elif parsed is not None and parsed[1] is not None:
+            found = shown.get(sentence_handle(parsed[0] - 1, parsed[1]))
+            if found is None:
+                phantoms.append(sentence_handle(parsed[0] - 1, parsed[1]))
+            elif found not in chosen:
+                chosen.append(found)
+            continue
+        elif parsed is not None and 1 <= parsed[0] <= len(view.passages):
+            passage = parsed[0] - 1
+        if passage is None or not view.passages[passage]:
+            phantoms.append(text)
+            continue
+        if claim_tokens is None:
+            claim_tokens = content_tokens(statement)
+        candidates = view.passages[passage]
+        best = max(candidates, key=lambda n: (overlap(claim_tokens, n.sentence.text),
+                                              -n.number))
+        if best not in chosen:
+            chosen.append(best)
+    citations: list[Citation] = []
+    for group in _runs(chosen):
+        first, last = group[0].sentence, group[-1].sentence
+        source = evidence[group[0].passage]
+        citations.append({"source_id": source["source_id"],
+                          "quote": source["text"][first.start:last.end],
+                          "start": first.start, "end": last.end, "match": 1.0})
+    for phantom in dict.fromkeys(phantoms):
+        citations.append({"source_id": phantom, "quote": "", "start": -1, "end": -1})
+    return citations
+
+
+def _runs(chosen: list[Numbered]) -> list[list[Numbered]]:
+    """Group cited sentences into runs of consecutive numbers within one chunk.
+
+    Chunks come in the order they were first cited.
+    """
+    order = list(dict.fromkeys(n.passage for n in chosen))
+    runs: list[list[Numbered]] = []
+    for passage in order:
+        numbers = sorted((n for n in chosen if n.passage == passage), key=lambda n: n.number)
+        for n in numbers:
+            if runs and runs[-1][-1].passage == passage and n.number == runs[-1][-1].number + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+    return runs

@@ -1,0 +1,125 @@
+"""An answer must answer: off_question findings, in Japanese and English, and the loop's route."""
+
+from __future__ import annotations
+
+import pytest
+
+from grounded_rag import Context, build_graph
+from grounded_rag.verification.on_question import (
+    has_kind,
+    off_question_findings,
+    question_kind,
+)
+from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
+from tests.fakes import evidence as ev
+
+CONTRACT = ev("contract#sec7", "第7条（解除）\n甲または乙は、60日前までに書面で通知することにより、"
+              "本契約を解除することができる。", title="業務委託契約書 > 第7条（解除）")
+RULES = ev("rules#sec3", "在宅勤務手当は月額5,000円とする。支給日は毎月25日とする。",
+           title="在宅勤務規程 > 手当")
+SPEC = ev("spec#sec2", "Battery\nThe X100 battery lasts up to 10 hours on a single charge.",
+          title="X100 spec sheet > Battery")
+
+
+def _kinds(question, *texts, evidence=(CONTRACT, RULES, SPEC), language="ja"):
+    statements = [{"text": t, "citations": []} for t in texts]
+    return [(f["claim_index"], f["severity"]) for f in
+            off_question_findings(question, statements, list(evidence), language)]
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("解除には何日前までに通知が必要ですか？", "number"),
+    ("在宅勤務手当は月にいくら支給されますか？", "number"),
+    ("何人まで参加できますか？", "number"),
+    ("How much notice is needed to terminate?", "number"),
+    ("How many hours does the battery last?", "number"),
+    ("本契約はいつ終了しますか？", "date"),
+    ("When does the contract end?", "date"),
+    ("What is the notice period for termination?", None),
+    ("X100の色は？", None),
+])
+def test_question_kind(question, kind):
+    assert question_kind(question) == kind
+
+
+def test_kind_present_ignores_heading_numbering():
+    assert has_kind("60日前までに通知します。", "number")
+    assert not has_kind("第7条（解除）。", "number")
+    assert not has_kind("See Article 7.", "number")
+    assert has_kind("up to ten hours", "number")
+    assert has_kind("毎月25日に支給されます。", "date")
+    assert has_kind("It ends on March 31.", "date") and not has_kind("It ends soon.", "date")
+
+
+def test_heading_only_answer_is_off_question_in_japanese():
+    question = "解除には何日前までに通知が必要ですか？"
+    assert _kinds(question, "第7条（解除）。") == [(0, "major")]
+    assert _kinds(question, "60日前までに書面で通知する必要があります。") == []
+    (finding,) = off_question_findings(question, [{"text": "第7条（解除）", "citations": []}],
+                                       [CONTRACT], "ja")
+    assert finding["type"] == "off_question"
+    assert "見出し" in finding["detail"] and "数値" in finding["detail"]
+
+
+def test_heading_only_answer_is_off_question_in_english():
+    question = "How long does the X100 battery last?"
+    assert _kinds(question, "Battery.", language="en") == [(0, "major")]
+    assert _kinds(question, "X100 spec sheet.", language="en") == [(0, "major")]
+    assert _kinds(question, "The battery lasts up to 10 hours.", language="en") == []
+
+
+def test_restating_the_question_is_off_question():
+    question = "在宅勤務手当は月にいくら支給されますか？"
+    assert _kinds(question, "在宅勤務手当は月に支給されます。") == [(0, "major")]
+    assert _kinds(question, "在宅勤務手当は月額5,000円です。") == []
+    en = _kinds("How long does the Aozora A1 battery last?", "The Aozora A1 battery lasts.",
+                language="en")
+    assert en == [(0, "major")]
+
+
+def test_missing_number_or_date_flags_every_statement_unless_one_gives_it():
+    question = "在宅勤務手当は月にいくら支給されますか？"
+    assert _kinds(question, "手当は規程で定められています。", "申請が必要です。") == [
+        (0, "major"), (1, "major")]
+    assert _kinds(question, "手当は規程で定められています。", "月額5,000円です。") == []
+    when = "When is the allowance paid?"
+    assert _kinds(when, "It is paid by bank transfer.", language="en") == [(0, "major")]
+    assert _kinds(when, "It is paid on the 25th of each month.", language="en") == []
+
+
+def test_yes_no_and_open_questions_may_repeat_their_words():
+    assert _kinds("Is remote work allowed?", "Remote work is allowed.", language="en") == []
+    assert _kinds("在宅勤務手当はありますか？", "在宅勤務手当があります。") == []
+    assert _kinds("What is the X100?", "The X100 is a laptop with a 10-hour battery.",
+                  language="en") == []
+
+
+def _graph(*replies):
+    model = ScriptedChatModel(script={"CitedAnswer": list(replies)})
+    verifier = ScriptedVerifier()  # supports everything, as it did for the heading answer
+    graph = build_graph(retriever=StaticRetriever([CONTRACT]), generator=model,
+                        extractor="rules", verifier=verifier)
+    return graph, model
+
+
+def test_off_question_answer_is_revised_with_the_finding_in_the_feedback():
+    heading = answer(("第7条（解除）。", "S1.1"))
+    good = answer(("60日前までに書面で通知する必要があります。", "S1.2"))
+    graph, model = _graph(heading, good)
+    out = graph.invoke({"question": "解除には何日前までに通知が必要ですか？"})
+    assert out["status"] == "answered" and out["attempts"] == 2
+    assert "60日前" in out["answer"] and "off_question" not in out["flags"]
+    revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
+    assert "「第7条（解除）。」は質問に答えていません" in revise_prompt
+
+
+def test_off_question_that_persists_is_answered_with_a_flag_not_abstained():
+    heading = answer(("第7条（解除）。", "S1.1"))
+    graph, model = _graph(heading)
+    out = graph.invoke({"question": "解除には何日前までに通知が必要ですか？"},
+                       context=Context(max_retries=1))
+    assert out["status"] == "answered" and out["attempts"] == 2
+    assert "off_question" in out["flags"]
+    assert any(f["type"] == "off_question" and f["severity"] == "major"
+               for f in out["findings"])
+    assert len(model.calls_for("CitedAnswer")) == 2
