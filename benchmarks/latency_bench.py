@@ -86,19 +86,20 @@ class ScorerCounter:
         self.reused = 0
 
     def install(self) -> None:
-        from grounded_rag.local.runtime import LocalRuntime
+        # The judge scores on its own llama.cpp context (grounded_rag.local.probe).
+        from grounded_rag.local.probe import EvalResult, HiddenStateReader
 
-        original = LocalRuntime.eval_prompt
+        original = HiddenStateReader.evaluate
         counter = self
 
-        def eval_prompt(rt: Any, tokens: Any) -> tuple[int, int]:
-            reused, evaluated = original(rt, tokens)
+        def evaluate(reader: Any, tokens: Any, **kwargs: Any) -> EvalResult:
+            result = original(reader, tokens, **kwargs)
             counter.calls += 1
-            counter.evaluated += evaluated
-            counter.reused += reused
-            return reused, evaluated
+            counter.evaluated += result.evaluated
+            counter.reused += result.reused
+            return result
 
-        LocalRuntime.eval_prompt = eval_prompt  # type: ignore[method-assign]
+        HiddenStateReader.evaluate = evaluate  # type: ignore[method-assign]
 
     def snapshot(self) -> tuple[int, int, int]:
         return self.calls, self.evaluated, self.reused

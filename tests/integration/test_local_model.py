@@ -152,14 +152,19 @@ def test_hidden_states_shape_determinism_and_prefix_reuse():
     assert not np.allclose(a[0].hidden, a[1].hidden)  # different claims, different states
 
 
-def test_an_over_long_pair_is_truncated_never_a_crash():
-    from grounded_rag.local.scorer import SupportScorer
+def test_an_over_long_pair_is_truncated_never_a_crash(monkeypatch):
+    from grounded_rag.local import scorer as scoring
+    from grounded_rag.local.probe import HiddenStateReader
 
-    scorer = SupportScorer()
+    scorer = scoring.SupportScorer()
+    rt = scorer._rt()
+    # A 1k-token scoring context: the same cuts as the default 4k one, a quarter of the work.
+    small = HiddenStateReader(rt, n_ctx=1024)
+    monkeypatch.setitem(scoring._READERS, id(rt.llama), small)
     evidence = "The X200 battery lasts up to 10 hours. " * 1500  # ~15k tokens
     claim = "The X200 battery lasts up to 10 hours and " + "it is light " * 2000
     [reading] = scorer.read_many([(evidence, claim)], language="en")
     assert reading.truncated and 0.0 <= reading.p_yes <= 1.0
-    assert reading.tokens < 4096
+    assert small.n_ctx // 2 < reading.tokens < small.n_ctx
     [question] = scorer.read_questions([("You answer Yes or No.", "Is this long? " * 4000)])
     assert question.truncated

@@ -165,3 +165,13 @@ def test_prompt_fingerprint_changes_with_the_prompt(monkeypatch):
     monkeypatch.setattr(local_verify, "USER_EN", local_verify.USER_EN + " ")
     assert prompt_fingerprint("claim") != before
     assert prompt_fingerprint("answerable") != before
+
+
+def test_the_shipped_answerability_head_leaves_english_unchecked():
+    from grounded_rag.local.answerability import SHIPPED_HEAD_UNCHECKED, LocalAnswerabilityJudge
+
+    judge = LocalAnswerabilityJudge(scorer=object(), judge="head")  # the shipped head
+    assert "en" in SHIPPED_HEAD_UNCHECKED
+    assert not judge.covers("en") and judge.covers("ja")
+    result = judge.assess("Does it last 24 hours?", [], language="en")
+    assert result["answerable"] and result["passages"] == []  # no model call
