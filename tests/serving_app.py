@@ -15,7 +15,8 @@ The fakes answer by question, so concurrent requests can be told apart:
 - anything else -> the X100 battery answer.
 
 The verifier sleeps ``$GR_TEST_VERIFY_DELAY`` seconds per call (default 0), so a deferred
-verification can be caught while it runs. The generator goes through
+verification can be caught while it runs; the generator sleeps ``$GR_TEST_MODEL_DELAY``
+(default 0), a model of fixed speed for the load test. The generator goes through
 ``BaseChatModel._generate`` and reports usage metadata as ``gpt-4.1-mini``, so token and
 cost metrics are exercised end to end.
 """
@@ -111,6 +112,7 @@ class FakeProviderModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
+        time.sleep(float(os.environ.get("GR_TEST_MODEL_DELAY", "0")))
         prompt = str(messages[-1].content)
         content = json.dumps(cited_answer(prompt))
         message = AIMessage(
@@ -155,9 +157,31 @@ def build_test_graph(**kwargs: Any) -> Any:
 
 
 def create_test_app() -> Any:
-    """The real serving app over the fake graph (checkpointer from $GR_TEST_CHECKPOINTER)."""
+    """The real serving app over the fake graph (checkpointer from $GR_TEST_CHECKPOINTER,
+    limits from ``$GROUNDED_RAG_MAX_IN_FLIGHT`` and the other limit variables)."""
     from grounded_rag.serving.app import create_app
+    from grounded_rag.serving.limits import Limits
 
     return create_app(build_test_graph(),
                       checkpointer=os.environ.get("GR_TEST_CHECKPOINTER") or "memory",
-                      max_question_chars=int(os.environ.get("GR_TEST_MAX_CHARS", "2000")))
+                      max_question_chars=int(os.environ.get("GR_TEST_MAX_CHARS", "2000")),
+                      limits=Limits.from_env())
+
+
+class CiteTopPassages(FakeProviderModel):
+    """Writes one statement per passage shown (``S1``..``S3``), citing it by its handle."""
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        statements = [_statement(f"Passage {n} says what the fruit costs.", f"S{n}")
+                      for n in (1, 2, 3)]
+        content = json.dumps({"answerable": True, "statements": statements})
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content))])
+
+
+def build_store_graph(**kwargs: Any) -> Any:
+    """The workflow over the served store (``--store``, ``--chroma-url``) with scripted models:
+    what it retrieves is real, what it writes cites the top three passages."""
+    return build_graph(generator=CiteTopPassages(), extractor="rules",
+                       verifier=ScriptedVerifier(), **kwargs)

@@ -84,7 +84,8 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
         "--chroma-url",
         metavar="URL",
         default=None,
-        help="Chroma server URL for the vectors (default: embedded Chroma in the store)",
+        help="Chroma server URL for the vectors (default: $GROUNDED_RAG_CHROMA_URL, else "
+        "embedded Chroma in the store)",
     )
 
 

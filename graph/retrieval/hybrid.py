@@ -14,6 +14,8 @@ from grounded_rag.retrieval.text_analysis import has_japanese, is_japanese_text,
 from grounded_rag.types import Evidence
 
 Mode = Literal["hybrid", "bm25", "vector"]
+GENERATION_RETRIES = 3
+"""Attempts of one query when ingests keep committing new generations while it runs."""
 DEFAULT_CANDIDATES = 20
 """How many results each side (BM25, vector) contributes to the fusion."""
 CROSS_LANGUAGE_DEPTH = 3
@@ -172,9 +174,22 @@ class HybridRetriever:
         return [ev for ev, _ in self.retrieve_with_candidates(query, k)]
 
     def retrieve_with_candidates(self, query: str, k: int = 5) -> list[tuple[Evidence, Candidate]]:
-        """Like :meth:`retrieve`, also returning the scoring signals (for evaluation)."""
+        """Like :meth:`retrieve`, also returning the scoring signals (for evaluation).
+
+        A query runs against one generation of the store. When an ingest commits a newer
+        one while the query runs, chunks it replaced can no longer be fetched: the query
+        then runs again on the new generation rather than answer from what is left.
+        """
         if k <= 0 or not query.strip():
             return []
+        for _ in range(GENERATION_RETRIES):
+            found, complete = self._retrieve_once(query, k)
+            if complete:
+                break
+        return found
+
+    def _retrieve_once(self, query: str, k: int) -> tuple[list[tuple[Evidence, Candidate]], bool]:
+        """The results, and whether every chunk chosen could still be fetched."""
         n = max(self.n_candidates, k)
         bm25 = self.backend.bm25_index()
         embeddings = _follow_store(self.backend, self.embeddings, self.follow_store)
@@ -228,9 +243,12 @@ class HybridRetriever:
         cos_floor = vector[-1][1] if len(vector) >= n else None
         query_set = coverage_terms(query)
         candidates: list[Candidate] = []
+        # Every chunk ranked must still be there (with split rankings, fused was built only
+        # from the fetched ones): else a newer generation replaced some meanwhile.
+        complete = all(key in rows for key, _ in (lexical + vector if split else fused))
         for key, fused_score in fused:
             if key not in rows:
-                continue  # removed since the index was loaded
+                continue  # replaced by a generation committed since the index was loaded
             chunk, tokens = rows[key]
             candidates.append(
                 Candidate(
@@ -257,4 +275,4 @@ class HybridRetriever:
             best = sorted((scored[i] for i in slots), key=lambda cr: -cr[1])
             for i, item in zip(slots, best, strict=True):
                 scored[i] = item
-        return [(to_evidence(c.chunk, c.fused, r), c) for c, r in scored[:k]]
+        return [(to_evidence(c.chunk, c.fused, r), c) for c, r in scored[:k]], complete

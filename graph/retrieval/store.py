@@ -29,6 +29,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +40,12 @@ from grounded_rag.retrieval.chunking import Chunk
 
 DEFAULT_STORE_DIR = ".grounded-rag"
 STORE_ENV = "GROUNDED_RAG_STORE"
+CHROMA_ENV = "GROUNDED_RAG_CHROMA_URL"
+"""A Chroma server URL used when none is passed (how every server worker finds it)."""
 CATALOG = "catalog.sqlite"
 FORMAT_VERSION = "1"
 _TOKEN_SEP = "\x1f"
+_LOAD_ATTEMPTS = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,12 +85,28 @@ def _chroma_client(path: Path, chroma_url: str | None) -> Any:
     return chromadb.PersistentClient(path=str(path / "chroma"), settings=settings)
 
 
+@dataclass(frozen=True)
+class Generation:
+    """One committed state of a store, as a query sees it from start to end."""
+
+    number: str | None
+    """The generation counter in the catalogue."""
+    bm25: BM25Index | None
+    """Its BM25 index (None when the store is empty)."""
+    visible: frozenset[str]
+    """Keys of its chunks: vectors outside this set are ignored."""
+    collection: str
+    """The Chroma collection holding its vectors."""
+    embedder: EmbedderIdentity | None
+    """The embedder that wrote those vectors."""
+
+
 class Store:
     """Read and write access to one store directory."""
 
     def __init__(self, directory: Path, *, chroma_url: str | None = None, create: bool = False):
         self.directory = directory
-        self.chroma_url = chroma_url
+        self.chroma_url = chroma_url or os.environ.get(CHROMA_ENV) or None
         catalog = directory / CATALOG
         if not catalog.exists():
             if not create:
@@ -107,10 +127,10 @@ class Store:
         self._client: Any = None
         self._collection: Any = None
         self._collection_name = ""
-        self._serving: tuple[str, EmbedderIdentity | None] = ("", None)
-        self._bm25: BM25Index | None = None
-        self._bm25_gen: str | None = None
-        self._visible: set[str] = set()
+        self._current: Generation | None = None
+        self._pinned = threading.local()
+        self._readers = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
 
     # -- settings ---------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -178,6 +198,23 @@ class Store:
     def _snapshot_meta(self) -> dict[str, str]:
         """All settings read in one statement (a consistent view of one generation)."""
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's own read connection to the catalogue.
+
+        Queries never share a connection between threads: SQLite keeps one read snapshot
+        per connection while any of its statements is active, so threads taking turns on one
+        connection would keep reading a generation that was replaced long ago.
+        """
+        conn: sqlite3.Connection | None = getattr(self._readers, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(str(self.directory / CATALOG), check_same_thread=False,
+                                   isolation_level=None)
+            conn.execute("PRAGMA query_only=ON")
+            self._readers.conn = conn
+            with self._lock:
+                self._reader_conns.append(conn)
+        return conn
 
     # -- vectors --------------------------------------------------------------------------
     def open_collection(self, name: str) -> Any:
@@ -259,52 +296,92 @@ class Store:
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def bm25_index(self) -> BM25Index | None:
-        """The committed BM25 index, reloaded when another process committed a new one."""
-        meta = self._snapshot_meta()
-        gen = meta.get("generation")
-        if gen != self._bm25_gen:
+        """The committed BM25 index, reloaded when another process committed a new one.
+
+        Also pins that generation for the calling thread: its next :meth:`vector_search`
+        filters by the same generation's keys, so one query never mixes two generations.
+        """
+        current = self.generation()
+        self._pinned.generation = current
+        return current.bm25
+
+    def generation(self) -> Generation:
+        """The committed generation, loaded once per generation (thread-safe).
+
+        A writer deletes the previous generation's BM25 directory right after committing a
+        new one; a reader that read the old name just before finds it gone, reads the
+        catalogue again and loads the newer one instead of failing.
+        """
+        from grounded_rag.retrieval._errors import RetrievalError
+
+        error: Exception | None = None
+        for _ in range(_LOAD_ATTEMPTS):
+            meta = dict(self._reader().execute("SELECT key, value FROM meta").fetchall())
+            current = self._current
+            if current is not None and current.number == meta.get("generation"):
+                return current
             with self._lock:
+                current = self._current
+                if current is not None and current.number == meta.get("generation"):
+                    return current
                 name = meta.get("bm25_dir") or ""
-                index = BM25Index.load(self.directory / name) if name else None
-                self._bm25 = index
-                self._visible = set(index.keys) if index else set()
-                self._serving = (meta.get("collection") or "grounded-rag", _identity_from(meta))
-                self._bm25_gen = gen
-        return self._bm25
+                try:
+                    index = BM25Index.load(self.directory / name) if name else None
+                except (OSError, ValueError) as exc:
+                    error = exc  # replaced by a newer generation meanwhile: look again
+                    continue
+                current = Generation(
+                    number=meta.get("generation"),
+                    bm25=index,
+                    visible=frozenset(index.keys) if index else frozenset(),
+                    collection=meta.get("collection") or "grounded-rag",
+                    embedder=_identity_from(meta),
+                )
+                self._current = current
+                return current
+        raise RetrievalError(f"could not load the BM25 index of the store at {self.directory}: "
+                             f"{error}") from error
 
     def serving_embedder(self) -> EmbedderIdentity | None:
         """The embedder of the generation loaded by :meth:`bm25_index` (what queries use)."""
-        self.bm25_index()
-        return self._serving[1]
+        return self.pinned_generation().embedder
+
+    def pinned_generation(self) -> Generation:
+        """The generation this thread's current (or last) query runs against."""
+        pinned: Generation | None = getattr(self._pinned, "generation", None)
+        if pinned is None:
+            self.bm25_index()
+            pinned = self._pinned.generation
+        return pinned
 
     def vector_search(self, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
-        """Top ``n`` visible (key, cosine) pairs of the loaded generation's collection."""
+        """Top ``n`` (key, cosine) pairs of the generation this thread's query loaded."""
         import numpy as np
 
-        if self._bm25_gen is None:
-            self.bm25_index()
         # No reload here: the query vector was made for the generation loaded when the
         # query started (a re-embed may switch embedders; the old collection outlives it).
-        if not self._visible:
+        current = self.pinned_generation()
+        if not current.visible:
             return []
-        name = self._serving[0]
-        if self._collection is None or self._collection_name != name:
-            self._collection = self.open_collection(name)
-            self._collection_name = name
-        res = self._collection.query(
+        with self._lock:
+            if self._collection is None or self._collection_name != current.collection:
+                self._collection = self.open_collection(current.collection)
+                self._collection_name = current.collection
+            collection = self._collection
+        res = collection.query(
             query_embeddings=[np.asarray(vector, dtype=np.float32)],
-            n_results=min(n + 5, len(self._visible) + 5),
+            n_results=min(n + 5, len(current.visible) + 5),
             include=["distances"],
         )
         pairs = zip(res["ids"][0], res["distances"][0], strict=True)
-        return [(k, 1.0 - float(d)) for k, d in pairs if k in self._visible][:n]
+        return [(k, 1.0 - float(d)) for k, d in pairs if k in current.visible][:n]
 
     def fetch(self, keys: Sequence[str]) -> dict[str, tuple[Chunk, list[str]]]:
         """Chunks and tokens for the given keys."""
         if not keys:
             return {}
         marks = ",".join("?" * len(keys))
-        rows = self._db.execute(
+        rows = self._reader().execute(
             f'SELECT key, chunk_id, doc_id, title, url, section, text, start, "end", tokens '
             f"FROM chunks WHERE key IN ({marks})",
             list(keys),
@@ -466,7 +543,11 @@ class Store:
         return len(stale)
 
     def close(self) -> None:
-        """Close the catalogue connection."""
+        """Close the catalogue connections."""
+        with self._lock:
+            for conn in self._reader_conns:
+                conn.close()
+            self._reader_conns.clear()
         self._db.close()
 
 

@@ -51,6 +51,7 @@ from grounded_rag.serving._deferred import (
     mark_deferred,
 )
 from grounded_rag.serving._deferred import is_pending as _verification_pending
+from grounded_rag.serving.limits import Gate, Limits, LimitsMiddleware
 from grounded_rag.serving.metrics import CONTENT_TYPE_LATEST, PriceTable, RagMetrics
 
 log = logging.getLogger(__name__)
@@ -129,10 +130,13 @@ async def open_checkpointer(
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
 
+        # check: every connection is tested as it leaves the pool, so after a database
+        # restart the dead ones are replaced instead of failing one request each.
         pool = AsyncConnectionPool(
             conninfo=spec, max_size=int(os.environ.get("GROUNDED_RAG_PG_POOL", "10")),
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-            open=False,
+            open=False, check=AsyncConnectionPool.check_connection,
+            timeout=float(os.environ.get("GROUNDED_RAG_PG_TIMEOUT", "10")),
         )
         await pool.open(wait=True, timeout=15)
         try:
@@ -279,6 +283,7 @@ def create_app(
     metrics: RagMetrics | None = None,
     max_question_chars: int = DEFAULT_MAX_QUESTION_CHARS,
     deferred_timeout_s: float = DEFAULT_TIMEOUT_S,
+    limits: Limits | None = None,
     title: str = "grounded-rag",
 ) -> FastAPI:
     """Build the serving app.
@@ -296,6 +301,8 @@ def create_app(
         max_question_chars: longest question accepted.
         deferred_timeout_s: a deferred verification still running after this long is
             recorded as failed.
+        limits: body size, runs in flight, queue and per-client limits (default:
+            ``Limits()``; see :mod:`grounded_rag.serving.limits`).
         title: the OpenAPI title.
     """
     from langserve import add_routes
@@ -334,6 +341,11 @@ def create_app(
                   "abstention.")
     app.state.served = served
     app.add_middleware(_ThreadIdHeader)
+    # Outermost: a request refused for size or load costs nothing further.
+    limits = limits or Limits()
+    gate = Gate.for_limits(limits)
+    app.add_middleware(LimitsMiddleware, limits=limits, registry=served.metrics.registry,
+                       gate=gate)
 
     # -- LangServe -----------------------------------------------------------------------
     async def validate_rag_request(request: Request) -> None:
@@ -374,12 +386,17 @@ def create_app(
     from grounded_rag.models import MissingExtraError
     from grounded_rag.retrieval import RetrievalError
 
+    retry_after = str(limits.retry_after_s)
+
     async def unavailable(request: Request, exc: Exception) -> JSONResponse:
         log.warning("%s %s: %s", request.method, request.url.path, exc)
-        return JSONResponse({"detail": str(exc), "type": type(exc).__name__}, status_code=503)
+        return JSONResponse({"detail": str(exc), "type": type(exc).__name__}, status_code=503,
+                            headers={"Retry-After": retry_after})
 
     app.add_exception_handler(RetrievalError, unavailable)
     app.add_exception_handler(MissingExtraError, unavailable)
+    for error in _database_errors():  # the checkpointer's database is away (restart, network)
+        app.add_exception_handler(error, unavailable)
 
     # -- page, health, metrics -------------------------------------------------------------
     web_dir = _web_dir()
@@ -395,11 +412,12 @@ def create_app(
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> JSONResponse:
-        """Liveness plus a checkpointer round trip."""
+        """Liveness plus a checkpointer round trip; this worker's pid and load."""
         saver = served_graph.checkpointer
         body: dict[str, Any] = {"status": "ok", "graph": served_graph.name,
                                 "checkpointer": checkpointer_kind(checkpointer),
-                                "version": _version()}
+                                "version": _version(), "pid": os.getpid(),
+                                "in_flight": gate.in_flight, "queued": gate.queued}
         try:
             if not isinstance(saver, BaseCheckpointSaver):
                 raise RuntimeError("no checkpointer is open")
@@ -605,6 +623,20 @@ async def _answer(graph: Pregel, thread_id: str) -> dict[str, Any]:
     """The thread's current answer as the output contract (re-read from the checkpointer)."""
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
     return await _result(graph, thread_id, (snapshot.values if snapshot else None) or {})
+
+
+def _database_errors() -> list[type[Exception]]:
+    """Errors of an unreachable checkpointer database: answered 503 + Retry-After, not 500."""
+    errors: list[type[Exception]] = []
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        errors.append(psycopg.OperationalError)
+    with contextlib.suppress(ImportError):
+        from psycopg_pool import PoolTimeout
+
+        errors.append(PoolTimeout)
+    return errors
 
 
 def _sse(event: str, data: Any) -> dict[str, str]:

@@ -8,6 +8,9 @@ import sys
 
 from grounded_rag._console import EXIT_USAGE, CommandError, print_json
 from grounded_rag.questions import MAX_QUESTION_CHARS
+from grounded_rag.serving.limits import Limits
+
+_LIMIT_DEFAULTS = Limits()
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,11 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default "
                        "127.0.0.1; use 0.0.0.0 only behind a proxy you trust)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1); "
+                       "several need a shared checkpointer (postgresql://...) and, for the "
+                       "vectors, --chroma-url")
     serve.add_argument("--checkpointer", help="where paused runs (reviews) are kept: "
                        "sqlite:PATH (default: <store>/serving-checkpoints.sqlite), "
                        "postgresql://USER@HOST:PORT/DB for several workers, or memory")
     serve.add_argument("--store", help="store directory to answer from (default "
                        "$GROUNDED_RAG_STORE or ./.grounded-rag)")
+    serve.add_argument("--chroma-url", metavar="URL", help="Chroma server holding the store's "
+                       "vectors, as given to `grounded-rag ingest --chroma-url` (default "
+                       "$GROUNDED_RAG_CHROMA_URL, else the store's embedded Chroma)")
+    serve.add_argument("--graph", metavar="MODULE:ATTR", default="",
+                       help="serve this graph, builder or zero-argument function returning one "
+                       "instead of the package's workflow (importable from every worker)")
     serve.add_argument("--prices", help="JSON or TOML price table {model: {input, output}} in "
                        "USD per 1M tokens, overlaid on the built-in one")
     serve.add_argument("--review-mode", action="store_true",
@@ -30,6 +42,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve.add_argument("--max-question-chars", type=int, default=MAX_QUESTION_CHARS,
                        help=f"longest question accepted (default and most {MAX_QUESTION_CHARS}, "
                        "the limit of every surface)")
+    limits = serve.add_argument_group(
+        "limits (per worker process; refused requests get 413, 429 or 503 with Retry-After)")
+    limits.add_argument("--max-body-bytes", type=int, default=_LIMIT_DEFAULTS.max_body_bytes,
+                        help="largest request body (default %(default)s)")
+    limits.add_argument("--max-in-flight", type=int, default=_LIMIT_DEFAULTS.max_in_flight,
+                        help="requests running the graph at once (default %(default)s)")
+    limits.add_argument("--max-queue", type=int, default=_LIMIT_DEFAULTS.max_queue,
+                        help="requests waiting for a slot; more get a 503 (default "
+                        "%(default)s)")
+    limits.add_argument("--queue-timeout", type=float, default=_LIMIT_DEFAULTS.queue_timeout_s,
+                        metavar="SECONDS", help="longest wait for a slot before a 503 (default "
+                        "%(default)s)")
+    limits.add_argument("--per-client", type=int, default=_LIMIT_DEFAULTS.per_client,
+                        metavar="N", help="requests one client may hold at once, more get a "
+                        "429 (default 0: no limit)")
+    limits.add_argument("--client-header", default=_LIMIT_DEFAULTS.client_header,
+                        metavar="NAME", help="header naming the client for --per-client, set "
+                        "by your proxy (default: the client's IP address)")
+    limits.add_argument("--retry-after", type=int, default=_LIMIT_DEFAULTS.retry_after_s,
+                        metavar="SECONDS", help="Retry-After sent with 429 and 503 (default "
+                        "%(default)s)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--json", action="store_true",
@@ -37,8 +70,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve.set_defaults(func=serve_command)
 
 
+def serve_options(args: argparse.Namespace) -> object:
+    """The :class:`ServeOptions` the arguments ask for (a usage error when invalid)."""
+    from grounded_rag.serving.factory import ServeOptions
+
+    if args.workers < 1:
+        raise CommandError("--workers must be at least 1", code=EXIT_USAGE, kind="invalid_option")
+    if args.workers > 1 and args.checkpointer == "memory":
+        raise CommandError("--checkpointer memory keeps reviews inside one process: with "
+                           "several workers use postgresql://USER@HOST:PORT/DB",
+                           code=EXIT_USAGE, kind="invalid_option")
+    try:
+        limits = Limits(max_body_bytes=args.max_body_bytes, max_in_flight=args.max_in_flight,
+                        max_queue=args.max_queue, queue_timeout_s=args.queue_timeout,
+                        per_client=args.per_client, client_header=args.client_header,
+                        retry_after_s=args.retry_after)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
+    return ServeOptions(graph=args.graph, checkpointer=args.checkpointer, store=args.store,
+                        chroma_url=args.chroma_url, prices=args.prices,
+                        max_question_chars=args.max_question_chars,
+                        review_mode=args.review_mode, limits=limits)
+
+
 def serve_command(args: argparse.Namespace) -> int:
-    """Build the app and run it under uvicorn until interrupted."""
+    """Build the app and run it under uvicorn (N worker processes) until interrupted."""
     from grounded_rag.models import require_extra
 
     for module in ("langserve", "fastapi", "uvicorn", "sse_starlette", "prometheus_client"):
@@ -49,20 +105,26 @@ def serve_command(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from grounded_rag.serving.app import create_app
+    from grounded_rag.serving.factory import APP_FACTORY, ServeOptions, build_app
 
+    options = serve_options(args)
+    assert isinstance(options, ServeOptions)
     try:
-        app = create_app(checkpointer=args.checkpointer, store_dir=args.store,
-                         prices=args.prices, max_question_chars=args.max_question_chars,
-                         settings={"review_mode": True} if args.review_mode else None)
+        app = build_app(options)  # with several workers: checks the options before forking
     except (ValueError, OSError) as exc:
         raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
     url = f"http://{args.host}:{args.port}/"
     if args.json:
         print_json({"url": url, "api_docs": url + "docs", "langserve": url + "rag",
-                    "metrics": url + "metrics"})
+                    "metrics": url + "metrics", "workers": args.workers})
         sys.stdout.flush()
-    print(f"grounded-rag serving on {url} (API docs /docs, LangServe /rag, metrics /metrics)",
-          file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    print(f"grounded-rag serving on {url} with {args.workers} worker(s) (API docs /docs, "
+          "LangServe /rag, metrics /metrics)", file=sys.stderr)
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        return 0
+    # Every worker builds its own app from the same options, handed over in the environment.
+    os.environ.update(options.to_env())
+    uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, host=args.host,
+                port=args.port, log_level=args.log_level)
     return 0

@@ -113,3 +113,112 @@ def kill(server: Server) -> None:
     """Kill the server at once (SIGKILL: no shutdown, like a crash or a lost machine)."""
     os.killpg(server.proc.pid, signal.SIGKILL)
     server.proc.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def grounded_rag_serve(tmp: Path, *args: str, name: str = "serve", timeout: float = 120.0,
+                       **env: str) -> Iterator[Server]:
+    """``grounded-rag serve ARGS...`` (the console script) on a free loopback port."""
+    port = free_port()
+    argv = [str(BIN / "grounded-rag"), "serve", "--port", str(port), "--log-level", "warning",
+            *args]
+    server = Server(argv, port=port, log=tmp / f"{name}-{port}.log", cwd=ROOT,
+                    env=base_env(**env), ready_path="/healthz")
+    try:
+        server.wait_ready(timeout)
+        yield server
+    finally:
+        server.stop()
+
+
+def worker_health(server: Server, want: int, timeout: float = 90.0) -> dict[int, dict]:
+    """``/healthz`` of ``want`` distinct workers (by pid), asked on fresh connections."""
+    seen: dict[int, dict] = {}
+    deadline = time.monotonic() + timeout
+    while len(seen) < want:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"saw {len(seen)} of {want} workers:\n{server.output()}")
+        try:
+            with httpx.Client(timeout=5) as client:  # a new connection each time
+                body = client.get(server.url + "/healthz").json()
+            seen[body["pid"]] = body
+        except (httpx.HTTPError, KeyError, ValueError):
+            time.sleep(0.1)
+    return seen
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of its own on a free loopback port, that a test may restart.
+
+    Built with the installed server binaries (``initdb``) in a fresh directory, so stopping
+    it never disturbs the machine's shared database. As root it runs as ``postgres``.
+    """
+
+    def __init__(self) -> None:
+        import glob
+        import shutil
+        import tempfile
+
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+        if not found:
+            raise FileNotFoundError("no PostgreSQL server binaries under /usr/lib/postgresql")
+        self.bin = Path(found[-1]).parent
+        self.root = Path(tempfile.mkdtemp(prefix="grag-pg-"))
+        self.port = free_port()
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        self._as = []
+        if os.geteuid() == 0:
+            self._as = [shutil.which("runuser") or "runuser", "-u", "postgres", "--"]
+            shutil.chown(self.root, "postgres")
+        self._run("initdb", "-D", str(self.root / "data"), "-U", "postgres",
+                  "--auth=trust", "-E", "UTF8", "--no-sync")
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self._as, str(self.bin / tool), *args], check=True,
+                       capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
+                   "-c fsync=off")
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-l", str(self.root / "log"),
+                  "-o", options, "-w", "-t", "60", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", mode, "-w", "-t", "60",
+                  "stop")
+
+    def cleanup(self) -> None:
+        import shutil
+
+        with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def chroma_server(tmp: Path) -> Iterator[str]:
+    """``chroma run`` from the installed chromadb package on a free port; yields its URL."""
+    import shutil
+
+    exe = shutil.which("chroma") or str(BIN / "chroma")
+    if not Path(exe).exists():
+        raise FileNotFoundError("the chroma CLI is not installed")
+    port = free_port()
+    with open(tmp / f"chroma-{port}.log", "wb") as out:
+        proc = subprocess.Popen([exe, "run", "--path", str(tmp / "chroma-srv"), "--port",
+                                 str(port)], stdout=out, stderr=subprocess.STDOUT,
+                                env={"ANONYMIZED_TELEMETRY": "False", "PATH": "/usr/bin:/bin"})
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("the Chroma server did not start") from None
+                    time.sleep(0.1)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)

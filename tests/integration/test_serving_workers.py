@@ -1,0 +1,147 @@
+"""``grounded-rag serve --workers N`` on Postgres: workers share reviews, one killed mid-answer
+loses nothing, and a database restart is survived without a storm of 500s."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from tests.integration.servers import PrivatePostgres, grounded_rag_serve, worker_health
+from tests.integration.test_serving_reviews import POSTGRES, _postgres_reachable
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+GRAPH = "tests.serving_app:build_test_graph"
+REVIEW = {"review_mode": True, "review_threshold": 0.99}
+UNANSWERABLE = "What is the capital of Australia?"
+
+
+@pytest.fixture(scope="module")
+def postgres() -> str:
+    reason = _postgres_reachable()
+    if reason:
+        pytest.skip(reason)
+    return POSTGRES
+
+
+def ask(client: httpx.Client, question: str, thread_id: str | None = None,
+        **settings: object) -> httpx.Response:
+    configurable = {**settings, **({"thread_id": thread_id} if thread_id else {})}
+    return client.post("/rag/invoke", json={"input": {"question": question},
+                                            "config": {"configurable": configurable}})
+
+
+def ask_fresh(url: str, question: str, thread_id: str, **settings: object):
+    """One request on its own connection; the exception instead of a response if it broke."""
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            return ask(client, question, thread_id, **settings)
+    except httpx.HTTPError as exc:
+        return exc
+
+
+def test_a_killed_worker_loses_no_review_and_the_others_keep_serving(tmp_path, postgres):
+    run = uuid.uuid4().hex[:8]
+    thread_ids = [f"kill-{run}-{i}" for i in range(8)]
+    with grounded_rag_serve(tmp_path, "--workers", "2", "--graph", GRAPH, "--checkpointer",
+                            postgres, GR_TEST_VERIFY_DELAY="3") as server:
+        workers = worker_health(server, 2)
+        with ThreadPoolExecutor(len(thread_ids)) as pool:
+            futures = [pool.submit(ask_fresh, server.url, f"What does item {i} weigh?",
+                                   thread_id, **REVIEW)
+                       for i, thread_id in enumerate(thread_ids)]
+            # Find a worker that holds requests in flight (they wait 3 s in the verifier).
+            deadline = time.monotonic() + 20
+            victim = None
+            while victim is None:
+                assert time.monotonic() < deadline, "no worker reported requests in flight"
+                busy = [pid for pid, h in worker_health(server, 1).items() if h["in_flight"]]
+                victim = busy[0] if busy else None
+            os.kill(victim, signal.SIGKILL)
+            killed_at = time.monotonic()
+            # The other worker keeps answering while the killed one is replaced.
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                for _ in range(3):
+                    assert ask(client, UNANSWERABLE).status_code == 200
+            results = [f.result() for f in futures]
+        broken = [t for t, r in zip(thread_ids, results, strict=True)
+                  if not isinstance(r, httpx.Response)]
+        answered = [t for t, r in zip(thread_ids, results, strict=True)
+                    if isinstance(r, httpx.Response)]
+        for thread_id in answered:
+            response = results[thread_ids.index(thread_id)]
+            assert response.status_code == 200, response.text  # never a 500
+        assert broken, "the killed worker held none of the requests"
+        # uvicorn replaces the dead worker.
+        replaced = worker_health(server, 2, timeout=90)
+        assert victim not in replaced and set(workers) - {victim} <= set(replaced)
+        print(f"\nworker {victim} killed with {len(broken)} of 8 requests in flight; "
+              f"replaced in {time.monotonic() - killed_at:.1f} s")
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            # A broken request is retried on its thread: the answer is paused once.
+            for thread_id in broken:
+                i = thread_ids.index(thread_id)
+                retried = ask(client, f"What does item {i} weigh?", thread_id, **REVIEW)
+                assert retried.status_code == 200, retried.text
+                assert "needs_review" in retried.json()["output"]["flags"]
+            pending = [r for r in client.get("/reviews", params={"limit": 1000}).json()["reviews"]
+                       if r["thread_id"].startswith(f"kill-{run}-")]
+            assert sorted(r["thread_id"] for r in pending) == sorted(thread_ids)  # none lost
+            for thread_id in thread_ids:
+                i = thread_ids.index(thread_id)
+                review = client.get(f"/reviews/{thread_id}").json()
+                assert review["answer"] == f"Item {i} weighs {i} kg[1]."
+                decided = client.post(f"/reviews/{thread_id}", json={"action": "approve"})
+                assert decided.status_code == 200 and "human_approved" in decided.json()["flags"]
+                # Decided once: a second decision finds nothing pending (no duplicate).
+                again = client.post(f"/reviews/{thread_id}", json={"action": "approve"})
+                assert again.status_code == 404
+
+
+def test_a_database_restart_while_serving_is_survived(tmp_path):
+    try:
+        database = PrivatePostgres()
+    except (FileNotFoundError, OSError) as exc:
+        pytest.skip(f"cannot run a private PostgreSQL server: {exc}")
+    try:
+        database.start()
+        with grounded_rag_serve(tmp_path, "--workers", "2", "--graph", GRAPH,
+                                "--checkpointer", database.url,
+                                GROUNDED_RAG_PG_TIMEOUT="2") as server, \
+                httpx.Client(base_url=server.url, timeout=30) as client:
+            worker_health(server, 2)
+            assert ask(client, "What does item 1 weigh?").status_code == 200
+            database.stop()
+            down = time.monotonic()
+            statuses = []
+            health = []
+            for i in range(6):
+                health.append(client.get("/healthz").status_code)
+                response = ask(client, f"What does item {i} weigh?")
+                statuses.append(response.status_code)
+                if response.status_code == 503:
+                    assert response.headers.get("retry-after")
+            assert 500 not in statuses, statuses
+            assert set(health) == {503}, health  # red while the database is away
+            assert set(statuses) == {503}, statuses
+            database.start()
+            back = time.monotonic()
+            while client.get("/healthz").status_code != 200:
+                assert time.monotonic() - back < 30, "health did not turn green"
+                time.sleep(0.2)
+            green_after = time.monotonic() - back
+            # Both workers reconnect: every request is answered, not one 500.
+            after = [ask(client, f"What does item {i} weigh?").status_code for i in range(20)]
+            assert after == [200] * 20, after
+            for pid, body in worker_health(server, 2).items():
+                assert body["status"] == "ok", (pid, body)
+            print(f"\ndatabase down {back - down:.1f} s: {len(statuses)} requests got 503, "
+                  f"health green {green_after:.1f} s after the restart, then 20/20 answered")
+    finally:
+        database.cleanup()
