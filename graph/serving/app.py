@@ -70,6 +70,7 @@ SERVER_ONLY_SETTINGS = frozenset({"store_dir"})
 """Settings a request may not change: they name files on the server."""
 
 _MODEL_SETTINGS = ("generator_model", "extractor_model", "verifier_model")
+_SETUP_LOCK_ID = 0x67726167  # "grag": the Postgres advisory lock around table migrations
 _THREAD_ID_MAX = 200
 
 
@@ -141,7 +142,14 @@ async def open_checkpointer(
         await pool.open(wait=True, timeout=15)
         try:
             pg_saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-            await pg_saver.setup()
+            # Workers starting together would run the table migrations at once, and
+            # concurrent index builds deadlock: one process at a time, the others wait.
+            async with pool.connection() as lock_conn:
+                await lock_conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_ID,))
+                try:
+                    await pg_saver.setup()
+                finally:
+                    await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_ID,))
             yield pg_saver
         finally:
             await pool.close()

@@ -132,16 +132,21 @@ def test_a_database_restart_while_serving_is_survived(tmp_path):
             assert set(statuses) == {503}, statuses
             database.start()
             back = time.monotonic()
-            while client.get("/healthz").status_code != 200:
-                assert time.monotonic() - back < 30, "health did not turn green"
+            green: dict[int, float] = {}
+            while len(green) < 2:  # every worker turns green by itself
+                assert time.monotonic() - back < 60, f"green: {green}"
+                for pid, body in worker_health(server, 2).items():
+                    if body["status"] == "ok":
+                        green.setdefault(pid, time.monotonic() - back)
                 time.sleep(0.2)
-            green_after = time.monotonic() - back
-            # Both workers reconnect: every request is answered, not one 500.
-            after = [ask(client, f"What does item {i} weigh?").status_code for i in range(20)]
-            assert after == [200] * 20, after
-            for pid, body in worker_health(server, 2).items():
-                assert body["status"] == "ok", (pid, body)
-            print(f"\ndatabase down {back - down:.1f} s: {len(statuses)} requests got 503, "
-                  f"health green {green_after:.1f} s after the restart, then 20/20 answered")
+            # Both workers reconnected: every request is answered, not one 500.
+            with ThreadPoolExecutor(4) as pool:
+                after = list(pool.map(lambda i: ask_fresh(server.url, f"What does item {i} "
+                                                          "weigh?", f"pg-{i}-{back}"),
+                                      range(20)))
+            assert [getattr(r, "status_code", r) for r in after] == [200] * 20, after
+            print(f"\ndatabase down {back - down:.1f} s: {len(statuses)} requests got 503; "
+                  f"workers green {sorted(round(t, 1) for t in green.values())} s after the "
+                  "restart, then 20/20 answered")
     finally:
         database.cleanup()
