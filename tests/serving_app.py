@@ -143,7 +143,11 @@ class ServingVerifier(ScriptedVerifier):
     """The scripted judge, slowed by ``$GR_TEST_VERIFY_DELAY``; a 'fragile' claim crashes it."""
 
     def verify(self, claims: list[Any], *, language: str) -> list[Any]:
-        """Sleep, crash on 'fragile', else judge by ``no_24``."""
+        """Note the call in ``$GR_TEST_VERIFY_LOG``, sleep, crash on 'fragile', else judge."""
+        log = os.environ.get("GR_TEST_VERIFY_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{os.getpid()} {claims[0]['text'] if claims else ''}\n")
         time.sleep(float(os.environ.get("GR_TEST_VERIFY_DELAY", "0")))
         if any("fragile" in c["text"] for c in claims):
             raise RuntimeError("the judge is unavailable")

@@ -4,7 +4,8 @@ A run with ``verify_mode="deferred"`` ends paused before ``verify_after_answer``
 interrupt, so the pending work is in the checkpointer). ``DeferredVerifications`` resumes
 such threads as background tasks, lets the SSE stream and ``GET /answers/{thread_id}`` wait
 for them, records a crash or a timeout as ``verification="failed"`` with the error, and at
-start-up resumes every thread a previous server process left pending.
+start-up resumes every thread a previous server process left pending. Workers sharing a
+Postgres checkpointer claim a thread before verifying it, so each runs once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from grounded_rag.context import SETTING_NAMES, resolve_context
+from grounded_rag.serving._claims import ThreadClaims
 from grounded_rag.serving.metrics import LATE_VERIFICATION, RagMetrics
 from grounded_rag.verification.modes import failed_update
 
@@ -36,6 +38,9 @@ MARKER = "deferred_verification"
 
 DEFAULT_TIMEOUT_S = 600.0
 """How long a deferred verification may run before it is recorded as failed."""
+
+CLAIM_POLL_S = 0.5
+"""How often a worker waiting on a verification another worker runs looks at the thread."""
 
 
 def is_deferred(config: RunnableConfig) -> bool:
@@ -76,7 +81,15 @@ class DeferredVerifications:
         self.config_for = config_for
         self.timeout_s = timeout_s
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.claims: ThreadClaims | None = None
+        """Set when several workers share the checkpointer: one of them runs each thread."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def share_with_workers(self, checkpointer: Any) -> None:
+        """Claim each verification before running it when the checkpointer is Postgres."""
+        if isinstance(checkpointer, str) and checkpointer.startswith(("postgresql://",
+                                                                      "postgres://")):
+            self.claims = ThreadClaims(checkpointer)
 
     def running(self, thread_id: str) -> bool:
         """True while a background verification of this thread is in flight here."""
@@ -107,15 +120,28 @@ class DeferredVerifications:
             del self._tasks[thread_id]
 
     async def wait(self, thread_id: str, timeout: float | None = None) -> bool:
-        """Wait until the thread's verification is no longer pending; False on timeout."""
-        task = await self.start_if_pending(thread_id)
-        if task is None:
-            return True
-        try:
-            await asyncio.wait_for(asyncio.shield(task), timeout)
-        except TimeoutError:
-            return False
-        return True
+        """Wait until the thread's verification is no longer pending; False on timeout.
+
+        When another worker holds the thread's claim, this one looks again every
+        ``CLAIM_POLL_S`` seconds until that worker has finished (or taken over if it died).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            task = await self.start_if_pending(thread_id)
+            if task is None:
+                return True
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            try:
+                await asyncio.wait_for(asyncio.shield(task), left)
+            except TimeoutError:
+                return False
+            if self.claims is None:
+                return True
+            if deadline is not None and loop.time() >= deadline:
+                return not is_pending(await self.graph.aget_state(
+                    {"configurable": {"thread_id": thread_id}}))
+            await asyncio.sleep(CLAIM_POLL_S)
 
     def start_soon(self, thread_id: str) -> None:
         """Thread-safe: schedule ``start_if_pending`` on the server's event loop."""
@@ -130,6 +156,21 @@ class DeferredVerifications:
         loop.call_soon_threadsafe(schedule)
 
     async def _run(self, thread_id: str, settings: Mapping[str, Any]) -> None:
+        if self.claims is None:
+            await self._verify(thread_id, settings)
+            return
+        if not await self.claims.claim(thread_id):
+            log.info("thread %s is being verified by another worker", thread_id)
+            return
+        try:
+            # Another worker may have finished it between our look and our claim.
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+            if is_pending(snapshot):
+                await self._verify(thread_id, settings)
+        finally:
+            await self.claims.release(thread_id)
+
+    async def _verify(self, thread_id: str, settings: Mapping[str, Any]) -> None:
         config = mark_deferred(self.config_for(settings, thread_id))
         config["metadata"] = {**(config.get("metadata") or {}), LATE_VERIFICATION: True}
         try:
@@ -182,6 +223,9 @@ class DeferredVerifications:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.claims is not None:
+            with contextlib.suppress(Exception):
+                await self.claims.aclose()
 
     def observer(self, thread_id: str) -> BaseCallbackHandler:
         """A callback that starts the verification when a deferred run has paused."""

@@ -335,6 +335,7 @@ def create_app(
             log.info("serving %s with a %s checkpointer", served_graph.name,
                      checkpointer_kind(checkpointer))
             served.deferred.loop = asyncio.get_running_loop()
+            served.deferred.share_with_workers(checkpointer)
             try:
                 await served.deferred.recover(saver)
             except Exception:  # an unreadable old checkpoint must not keep the server down

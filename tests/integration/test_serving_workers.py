@@ -150,3 +150,43 @@ def test_a_database_restart_while_serving_is_survived(tmp_path):
                   "restart, then 20/20 answered")
     finally:
         database.cleanup()
+
+
+def test_a_pending_verification_is_resumed_by_one_of_several_workers(tmp_path, postgres):
+    """A crash leaves a deferred verification pending; three workers start at once and
+    each looks for pending work: it is verified once, not once per worker."""
+    import random
+
+    from tests.integration.servers import kill
+
+    n = random.randint(10_000, 99_999)
+    thread_id = f"deferred-{uuid.uuid4().hex[:8]}"
+    calls = tmp_path / "verifier-calls.log"
+
+    def verifications() -> int:
+        if not calls.exists():
+            return 0
+        return sum(f"Item {n} weighs" in line for line in calls.read_text().splitlines())
+
+    with grounded_rag_serve(tmp_path, "--graph", GRAPH, "--checkpointer", postgres,
+                            name="before-crash", GR_TEST_VERIFY_DELAY="300",
+                            GR_TEST_VERIFY_LOG=str(calls)) as first, \
+            httpx.Client(base_url=first.url, timeout=60) as client:
+        out = ask(client, f"What does item {n} weigh?", thread_id,
+                  verify_mode="deferred").json()["output"]
+        assert out["verification"] == "pending"
+        deadline = time.monotonic() + 20
+        while verifications() < 1:  # the background verification has started
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        kill(first)
+    with grounded_rag_serve(tmp_path, "--workers", "3", "--graph", GRAPH, "--checkpointer",
+                            postgres, name="three-workers", GR_TEST_VERIFY_DELAY="4",
+                            GR_TEST_VERIFY_LOG=str(calls)) as server, \
+            httpx.Client(base_url=server.url, timeout=90) as client:
+        worker_health(server, 3)
+        answer = client.get(f"/answers/{thread_id}", params={"wait": 60}).json()
+        assert answer["verification"] == "complete", answer
+        assert answer["claims"][0]["verdict"] == "supported"
+        time.sleep(5)  # a second run, had one started, would have called the verifier by now
+    assert verifications() == 2  # once before the crash, once after it
