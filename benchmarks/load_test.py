@@ -77,7 +77,6 @@ async def run_level(url: str, concurrency: int, requests: int, cap_s: float,
     async def client_loop(client: httpx.AsyncClient) -> None:
         nonlocal next_index
         while next_index < requests and time.monotonic() < deadline:
-            i = next_index
             next_index += 1
             body = {"input": {"question": QUESTION}}
             start = time.perf_counter()

@@ -70,7 +70,6 @@ SERVER_ONLY_SETTINGS = frozenset({"store_dir"})
 """Settings a request may not change: they name files on the server."""
 
 _MODEL_SETTINGS = ("generator_model", "extractor_model", "verifier_model")
-_SETUP_LOCK_ID = 0x67726167  # "grag": the Postgres advisory lock around table migrations
 _THREAD_ID_MAX = 200
 
 
@@ -127,32 +126,10 @@ async def open_checkpointer(
             await conn.close()
         return
     if spec.startswith(("postgresql://", "postgres://")):
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from psycopg.rows import dict_row
-        from psycopg_pool import AsyncConnectionPool
+        from grounded_rag.serving._postgres import postgres_saver
 
-        # check: every connection is tested as it leaves the pool, so after a database
-        # restart the dead ones are replaced instead of failing one request each.
-        pool = AsyncConnectionPool(
-            conninfo=spec, max_size=int(os.environ.get("GROUNDED_RAG_PG_POOL", "10")),
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-            open=False, check=AsyncConnectionPool.check_connection,
-            timeout=float(os.environ.get("GROUNDED_RAG_PG_TIMEOUT", "10")),
-        )
-        await pool.open(wait=True, timeout=15)
-        try:
-            pg_saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-            # Workers starting together would run the table migrations at once, and
-            # concurrent index builds deadlock: one process at a time, the others wait.
-            async with pool.connection() as lock_conn:
-                await lock_conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_ID,))
-                try:
-                    await pg_saver.setup()
-                finally:
-                    await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_ID,))
+        async with postgres_saver(spec) as pg_saver:
             yield pg_saver
-        finally:
-            await pool.close()
         return
     raise ValueError(
         f"unknown checkpointer {spec!r}: use 'sqlite:PATH', 'postgresql://USER@HOST/DB' or "

@@ -4,12 +4,11 @@
 responses and client disconnects pass through untouched):
 
 - a request body larger than ``max_body_bytes`` gets a 413 before any route reads it;
-- a request that runs the graph (every ``POST``, and ``GET /answers/...`` which may start a
-  deferred verification) takes one of ``max_in_flight`` slots for as long as its response
-  lasts, a streamed one included. When every slot is taken it waits in a queue of at most
-  ``max_queue`` requests for at most ``queue_timeout_s`` seconds; a full queue or a wait
-  that runs out is answered at once with 503 and ``Retry-After``, never with unbounded
-  latency;
+- a request that runs the graph (every ``POST``) takes one of ``max_in_flight`` slots for
+  as long as its response lasts, a streamed one included. When every slot is taken it
+  waits in a queue of at most ``max_queue`` requests for at most ``queue_timeout_s``
+  seconds; a full queue or a wait that runs out is answered at once with 503 and
+  ``Retry-After``, never with unbounded latency;
 - with ``per_client`` set, a client (its IP address, or the value of ``client_header``)
   holding that many requests (in flight or queued) gets a 429 with ``Retry-After``.
 
@@ -280,9 +279,12 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
 
 
 def _runs_the_graph(scope: dict[str, Any]) -> bool:
-    """Every POST runs the graph (or a review); ``GET /answers`` may start a verification."""
-    method = scope.get("method", "GET")
-    return method == "POST" or (method == "GET" and scope.get("path", "").startswith("/answers/"))
+    """Every POST runs the graph (a question, a batch, a review decision).
+
+    ``GET /answers/{id}?wait=`` only waits (up to minutes) for a verification already
+    running: holding a slot for that would starve the requests that do work.
+    """
+    return bool(scope.get("method") == "POST")
 
 
 def _replay(messages: list[dict[str, Any]], receive: Any) -> Any:

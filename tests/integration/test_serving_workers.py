@@ -117,6 +117,15 @@ def test_a_database_restart_while_serving_is_survived(tmp_path):
                 httpx.Client(base_url=server.url, timeout=30) as client:
             worker_health(server, 2)
             assert ask(client, "What does item 1 weigh?").status_code == 200
+            # Restarted while idle: the pooled connections are dead, yet nothing fails.
+            database.stop()
+            database.start()
+            with ThreadPoolExecutor(4) as pool:
+                idle = list(pool.map(lambda i: ask_fresh(server.url, f"What does item {i} "
+                                                         "weigh?", f"idle-{i}-{time.time()}"),
+                                     range(12)))
+            assert [getattr(r, "status_code", r) for r in idle] == [200] * 12, idle
+            # Stopped while serving.
             database.stop()
             down = time.monotonic()
             statuses = []

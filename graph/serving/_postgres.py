@@ -1,0 +1,64 @@
+"""The Postgres checkpointer shared by several workers: a pool that survives restarts.
+
+- Every connection is checked as it leaves the pool. After a database restart the first
+  check that fails also has the pool check all its idle connections at once, so the dead
+  ones are replaced together instead of costing one request (and one back-off) each.
+- Table set-up (the saver's migrations) runs under an advisory lock: workers starting
+  together would otherwise build the same indexes at once, which deadlocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+SETUP_LOCK_ID = 0x67726167
+"""The advisory lock key held while one worker sets up the tables ("grag")."""
+
+
+@contextlib.asynccontextmanager
+async def postgres_saver(spec: str) -> AsyncIterator[Any]:
+    """An ``AsyncPostgresSaver`` on a connection pool, its tables set up, for the ``with``.
+
+    ``$GROUNDED_RAG_PG_POOL`` sets the pool size (default 10); ``$GROUNDED_RAG_PG_TIMEOUT``
+    how long a request waits for a connection (default 10 s) before it fails, which the
+    server answers with 503 + Retry-After.
+    """
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    purges: set[asyncio.Task[None]] = set()
+
+    async def check(conn: Any) -> None:
+        try:
+            await conn.execute("")
+        except Exception:
+            if not purges:  # one sweep at a time
+                task = asyncio.create_task(pool.check())
+                purges.add(task)
+                task.add_done_callback(purges.discard)
+            raise
+
+    pool = AsyncConnectionPool(
+        conninfo=spec, max_size=int(os.environ.get("GROUNDED_RAG_PG_POOL", "10")),
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False, check=check, timeout=float(os.environ.get("GROUNDED_RAG_PG_TIMEOUT", "10")),
+    )
+    await pool.open(wait=True, timeout=15)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        async with pool.connection() as lock_conn:
+            await lock_conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_ID,))
+            try:
+                await saver.setup()
+            finally:
+                await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_ID,))
+        yield saver
+    finally:
+        for task in list(purges):
+            task.cancel()
+        await pool.close()
