@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"uptime after: {load}", file=sys.stderr)
+    print(f"uptime after: {load}; server logs in {tmp}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
