@@ -91,7 +91,8 @@ _VERIFY_ROWS = ["n", "positives", "balanced_accuracy", "precision", "recall", "f
                 "accuracy", "accuracy_3way", "macro_f1_3way"]
 _ANSWER_ROWS = ["n", "answer_rate", "answer_rate_answerable", "abstention_rate_unanswerable",
                 "abstention_precision", "abstention_recall", "source_recall",
-                "cited_source_recall", "answer_match_rate", "phantom_citation_rate",
+                "cited_source_recall", "answer_match_rate", "first_draft_match_rate",
+                "off_question_rate", "phantom_citation_rate",
                 "quote_not_found_rate", "citation_precision", "mean_grounding_score",
                 "mean_confidence", "hallucination_rate", "regenerations_per_question"]
 
