@@ -73,9 +73,10 @@ def references_for(dataset: str) -> list[str]:
     return REFERENCES.get(dataset, [])
 
 
-def _fmt(value: Any) -> str:
+def fmt_cell(value: Any, missing: str = "–") -> str:
+    """A table cell: floats to 3 decimals, ``missing`` for None."""
     if value is None:
-        return "–"
+        return missing
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
@@ -83,7 +84,7 @@ def _fmt(value: Any) -> str:
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(fmt_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 
