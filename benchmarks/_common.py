@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 
-import numpy as np
+from grounded_rag.retrieval.vector_cache import CachedEmbeddings as _CachedEmbeddings
 
 EVAL_DIR = Path(
     os.environ.get(
@@ -44,94 +43,9 @@ def read_jsonl(path: Path, limit: int | None = None) -> list[dict]:
     return rows
 
 
-class CachedEmbeddings:
-    """Wrap an Embeddings object with an on-disk per-text cache (SQLite, outside the repo).
-
-    Keyed by model (name + weight hash), kind (passage / query) and text, so any pool or
-    subset reuses what an earlier run embedded; an interrupted run keeps finished batches.
-    """
+class CachedEmbeddings(_CachedEmbeddings):
+    """The package's on-disk embedding cache, kept in the benchmarks' cache folder."""
 
     def __init__(self, inner, name: str = "", *, cache_queries: bool = True) -> None:
-        import sqlite3
-
-        self.inner = inner
-        self.name = name
-        self.model_name = getattr(inner, "model_name", "x")
-        for attr in ("dimension", "weights_sha256", "multilingual"):
-            if hasattr(inner, attr):
-                setattr(self, attr, getattr(inner, attr))
-        self._model_key = (
-            f"{type(inner).__name__}:{self.model_name}:{getattr(inner, 'weights_sha256', '')}"
-        )
-        self.cache_queries = cache_queries
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(CACHE_DIR / "vectors.sqlite"), timeout=60)
-        self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-
-    def _key(self, kind: str, text: str) -> str:
-        return hashlib.sha256(f"{self._model_key}\x1f{kind}\x1f{text}".encode()).hexdigest()
-
-    def _get(self, keys: list[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for k, blob in self._db.execute(f"SELECT k, vec FROM v WHERE k IN ({marks})", part):
-                out[k] = np.frombuffer(blob, dtype=np.float32)
-        return out
-
-    def embed_documents(
-        self, texts: list[str], *, batch: int = 64, label: str = ""
-    ) -> list[list[float]]:
-        import time
-
-        keys = [self._key("p", t) for t in texts]
-        have = self._get(keys)
-        missing = sorted(
-            {i for i, k in enumerate(keys) if k not in have}, key=lambda i: len(texts[i])
-        )
-        seen: set[str] = set()
-        todo = [i for i in missing if not (keys[i] in seen or seen.add(keys[i]))]
-        t0 = time.perf_counter()
-        for b in range(0, len(todo), batch):
-            idx = todo[b : b + batch]
-            vecs = np.asarray(self.inner.embed_documents([texts[i] for i in idx]), dtype=np.float32)
-            self._db.executemany(
-                "INSERT OR REPLACE INTO v VALUES (?, ?)",
-                [(keys[i], v.tobytes()) for i, v in zip(idx, vecs, strict=True)],
-            )
-            self._db.commit()
-            for i, v in zip(idx, vecs, strict=True):
-                have[keys[i]] = v
-            done = min(b + batch, len(todo))
-            rate = done / max(time.perf_counter() - t0, 1e-9)
-            print(
-                f"  embed {label or self.name}: {done}/{len(todo)} new ({rate:.1f}/s)",
-                file=sys.stderr,
-                flush=True,
-            )
-        return [have[k].tolist() for k in keys]
-
-    def embed_query(self, text: str) -> list[float]:
-        if not self.cache_queries:
-            return self.inner.embed_query(text)
-        key = self._key("q", text)
-        got = self._get([key])
-        if key in got:
-            return got[key].tolist()
-        vec = np.asarray(self.inner.embed_query(text), dtype=np.float32)
-        self._db.execute("INSERT OR REPLACE INTO v VALUES (?, ?)", (key, vec.tobytes()))
-        self._db.commit()
-        return vec.tolist()
-
-    def embed_queries(self, texts: list[str]) -> None:
-        """Fill the query cache for many questions (one commit)."""
-        keys = [self._key("q", t) for t in texts]
-        have = self._get(keys)
-        rows = []
-        for t, k in zip(texts, keys, strict=True):
-            if k not in have:
-                rows.append((k, np.asarray(self.inner.embed_query(t), dtype=np.float32).tobytes()))
-                have[k] = None
-        self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
-        self._db.commit()
+        super().__init__(inner, name, cache_queries=cache_queries,
+                         path=CACHE_DIR / "vectors.sqlite")

@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python benchmarks/latency_bench.py --questions 1 --jsquad 0 --conditions idle
 
 It answers the bundled demo questions (the sample corpus, ingested into ``--store``) and,
-when ``../shared/eval/jsquad_ja`` is there, ``--jsquad`` JSQuAD questions (BM25 over its
+when ``../shared/eval/jsquad_ja`` is there, ``--jsquad`` JSQuAD questions (hybrid over its
 passages), with the local default settings, once per condition:
 
 - ``idle``: nothing else started by the benchmark;
@@ -115,7 +115,8 @@ def demo_questions(limit: int | None) -> list[tuple[str, str]]:
 def jsquad_questions(
     n: int, eval_dir: Path
 ) -> tuple[list[tuple[str, str]], Any, list[list[str]]]:
-    """``n`` JSQuAD questions spread over the dev set, a BM25 retriever, and gold answers."""
+    """``n`` JSQuAD questions spread over the dev set, a hybrid retriever over its passages
+    (the default embedder, vectors cached on disk), and gold answers."""
     path = eval_dir / "jsquad_ja" / "questions.dev.jsonl"
     if n <= 0:
         return [], None, []
@@ -129,7 +130,7 @@ def jsquad_questions(
     data = load_dataset(str(path))
     step = max(1, len(data.items) // n)
     items = data.items[::step][:n]
-    retriever = memory_retriever_factory("bm25")(data.corpus or [])
+    retriever = memory_retriever_factory("hybrid")(data.corpus or [])
     return [("jsquad", i.question) for i in items], retriever, [i.answers for i in items]
 
 

@@ -31,6 +31,7 @@ from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.questions import check_length
 from grounded_rag.retrieval.base import Retriever
+from grounded_rag.retrieval.calibration import clears_gate
 from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.schemas import CitedAnswer, ExtractedClaims
 from grounded_rag.state import State
@@ -221,12 +222,13 @@ class Nodes:
             else:
                 retriever = self.retriever or _open_store(settings.store_dir)
                 evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
-        best = max((e["relevance"] for e in evidence), default=0.0)
-        if question and best < settings.abstain_threshold:
+        passes, best, cross = clears_gate(evidence, language, settings.abstain_threshold)
+        if question and not passes:
             findings.append({
                 "type": "weak_evidence", "severity": "critical", "claim_index": -1,
                 "detail": f"Best evidence relevance {best:.2f} is below the abstain threshold "
-                f"{settings.abstain_threshold:.2f}; no model was called.",
+                f"{settings.abstain_threshold:.2f} ({cross:.3f} for passages in the other "
+                "language); no model was called.",
             })
         # Reset everything a previous run on the same thread may have left behind.
         return {

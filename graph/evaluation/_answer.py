@@ -27,16 +27,24 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 
 def memory_retriever_factory(mode: str = "hybrid", embeddings: Any = None) -> RetrieverFactory:
-    """A factory of in-memory retrievers; the embedding model is loaded once and shared."""
+    """A factory of in-memory retrievers; the embedding model is loaded once and shared.
+
+    Without ``embeddings`` it uses the product's default embedder (multilingual-e5 where it
+    installs, else MiniLM), whose relevance the default abstain threshold is calibrated
+    for, behind an on-disk vector cache so a shared corpus is embedded once across runs.
+    ``bm25`` mode loads no embedder, so its relevance lacks the cosine and runs below the
+    default threshold: pair it with ``--set abstain_threshold=0``.
+    """
     shared: dict[str, Any] = {"embeddings": embeddings}
 
     def build(documents: list[dict[str, str]]) -> Retriever:
         from grounded_rag.retrieval import InMemoryRetriever
 
         if mode != "bm25" and shared["embeddings"] is None:
-            from grounded_rag.retrieval import MiniLMEmbeddings
+            from grounded_rag.retrieval.embeddings import default_embeddings
+            from grounded_rag.retrieval.vector_cache import CachedEmbeddings
 
-            shared["embeddings"] = MiniLMEmbeddings()
+            shared["embeddings"] = CachedEmbeddings(default_embeddings(), "eval")
         return InMemoryRetriever(documents, mode=mode,  # type: ignore[arg-type]
                                  embeddings=shared["embeddings"], chunk=False)
 
@@ -127,10 +135,16 @@ def answer_item(
             if node == "check_citations":
                 statements = (update.get("draft") or {}).get("statements", [])
                 kinds = Counter(f["type"] for f in update.get("citation_findings", []))
+                text = " ".join(str(s.get("text", "")) for s in statements)
                 drafts.append({
+                    # does this draft contain the gold answer (before the off-question check
+                    # and the verifier had their say on it)?
+                    "answer_match": (contains_answer(text, item.answers)
+                                     if item.answers and statements else None),
                     "citations": sum(len(s.get("citations", [])) for s in statements),
                     "phantom": kinds.get("phantom_source", 0),
                     "quote_not_found": kinds.get("quote_not_found", 0),
+                    "off_question": kinds.get("off_question", 0),
                 })
     wall_ms = (time.perf_counter() - start) * 1000
     after = verifier.counts()
@@ -220,6 +234,8 @@ def answer_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
     retrieved = [r for r in results if r["gold_retrieved"] is not None]
     cited = [r for r in answered if r["gold_cited"] is not None]
     matched = [r for r in answered if r["answer_match"] is not None]
+    first_drafts = [r for r in results
+                    if r["drafts"] and r["drafts"][0].get("answer_match") is not None]
     # A claim the verifier rejected (or any answer to an unanswerable question); claims left
     # unchecked by sampled verification are unknown, not hallucinated (see unchecked_claim_rate).
     hallucinated = [
@@ -246,6 +262,12 @@ def answer_metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
         "source_recall": m.rate(sum(1 for r in retrieved if r["gold_retrieved"]), len(retrieved)),
         "cited_source_recall": m.rate(sum(1 for r in cited if r["gold_cited"]), len(cited)),
         "answer_match_rate": m.rate(sum(1 for r in matched if r["answer_match"]), len(matched)),
+        # the first draft of every drafted question with gold answers, whatever became of
+        # it: what an answer would contain without the off-question check and revisions
+        "first_draft_match_rate": m.rate(
+            sum(1 for r in first_drafts if r["drafts"][0]["answer_match"]), len(first_drafts)),
+        "off_question_rate": m.rate(sum(1 for d in drafts if d.get("off_question")),
+                                    len(drafts)),
         "phantom_citation_rate": m.rate(sum(d["phantom"] for d in drafts),
                                         sum(d["citations"] for d in drafts)),
         "quote_not_found_rate": m.rate(sum(d["quote_not_found"] for d in drafts),

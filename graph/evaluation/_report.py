@@ -73,9 +73,10 @@ def references_for(dataset: str) -> list[str]:
     return REFERENCES.get(dataset, [])
 
 
-def _fmt(value: Any) -> str:
+def fmt_cell(value: Any, missing: str = "–") -> str:
+    """A table cell: floats to 3 decimals, ``missing`` for None."""
     if value is None:
-        return "–"
+        return missing
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
@@ -83,7 +84,7 @@ def _fmt(value: Any) -> str:
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(fmt_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 
@@ -91,7 +92,8 @@ _VERIFY_ROWS = ["n", "positives", "balanced_accuracy", "precision", "recall", "f
                 "accuracy", "accuracy_3way", "macro_f1_3way"]
 _ANSWER_ROWS = ["n", "answer_rate", "answer_rate_answerable", "abstention_rate_unanswerable",
                 "abstention_precision", "abstention_recall", "source_recall",
-                "cited_source_recall", "answer_match_rate", "phantom_citation_rate",
+                "cited_source_recall", "answer_match_rate", "first_draft_match_rate",
+                "off_question_rate", "phantom_citation_rate",
                 "quote_not_found_rate", "citation_precision", "mean_grounding_score",
                 "mean_confidence", "hallucination_rate", "regenerations_per_question"]
 

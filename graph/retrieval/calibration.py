@@ -69,6 +69,53 @@ answer" is left to the verifier stage. MiniLM's curve gave 0.06 (ja 84% / 19%, e
 """
 
 
+CROSS_LANGUAGE_ABSTAIN_THRESHOLD: float = 0.03
+"""The default gate for evidence in the other language than the question.
+
+A chunk in the other language shares no terms with the question, so its relevance comes
+from the cross-language coefficients above (cosine only, fitted where 1 candidate in 20
+is gold) and stays far below :data:`DEFAULT_ABSTAIN_THRESHOLD`: with that one gate for
+both kinds of evidence, 84% of the English questions over Japanese passages of
+``xlang_en_ja.jsonl`` abstained before any model call. Chosen by
+``benchmarks/calibrate_abstain.py --cross`` like the main threshold: the highest one that
+still answers >= 90% of the answerable questions of ``xlang_en_ja.dev.jsonl`` (best
+relevance in the top 6 over the 2,304 JSQuAD passages). On the held-out
+``xlang_en_ja.jsonl`` it answers 90% (was 16%), and it abstains on 66% of NoMIRACL's
+English questions over the same Japanese pool, which has nothing on them (ROC AUC of the
+best cross-language relevance, answerable vs those, 0.907). A user's
+``abstain_threshold`` scales it (:func:`cross_language_threshold`).
+"""
+
+
+def cross_language_threshold(threshold: float) -> float:
+    """The gate for other-language evidence that corresponds to ``threshold``.
+
+    Scaled with the main threshold, so ``abstain_threshold=0`` never abstains and a stricter
+    threshold is stricter for both kinds of evidence.
+    """
+    return threshold * CROSS_LANGUAGE_ABSTAIN_THRESHOLD / DEFAULT_ABSTAIN_THRESHOLD
+
+
+def clears_gate(evidence: Any, language: str, threshold: float) -> tuple[bool, float, float]:
+    """Whether any evidence reaches its gate: ``(passes, best relevance, cross threshold)``.
+
+    Evidence in the question's language is compared with ``threshold``, evidence in the
+    other language (Japanese text for an English question, or the reverse) with
+    :func:`cross_language_threshold`. No evidence passes only a threshold of 0.
+    """
+    from grounded_rag.retrieval.text_analysis import is_japanese_text
+
+    cross_threshold = cross_language_threshold(threshold)
+    same = cross = 0.0
+    for e in evidence:
+        if is_japanese_text(str(e.get("text", ""))) == (language == "ja"):
+            same = max(same, float(e["relevance"]))
+        else:
+            cross = max(cross, float(e["relevance"]))
+    passes = same >= threshold or (cross >= cross_threshold and cross > 0)
+    return passes or threshold <= 0, max(same, cross), cross_threshold
+
+
 def coefficients_for(embeddings: Any) -> dict[str, Any]:
     """The fitted coefficients for an embedder: e5's for multilingual ones, else MiniLM's."""
     if embeddings is None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from grounded_rag.evaluation._report import fmt_cell
+
 
 def _f(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+    return fmt_cell(value, "-")
 
 
 def _pair(before: dict[str, Any], after: dict[str, Any], key: str) -> str:

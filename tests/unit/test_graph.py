@@ -170,6 +170,43 @@ def test_weak_evidence_abstains_without_any_model_call():
     assert out["findings"][0]["type"] == "weak_evidence"
 
 
+def test_other_language_evidence_has_its_own_gate():
+    from grounded_rag.retrieval.calibration import (
+        DEFAULT_ABSTAIN_THRESHOLD,
+        cross_language_threshold,
+    )
+
+    cross = cross_language_threshold(DEFAULT_ABSTAIN_THRESHOLD)
+    assert 0 < cross < DEFAULT_ABSTAIN_THRESHOLD
+    between = (cross + DEFAULT_ABSTAIN_THRESHOLD) / 2
+    ja_answer = answer(("X100のバッテリーは最大10時間持続します。", "spec-ja#sec2"))
+    # An English question over Japanese evidence: the cross-language score clears its gate
+    ja_evidence = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=between)]
+    graph, model, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=ja_evidence)
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and model.calls
+    # ... but not when it is weak even for other-language evidence
+    faint = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross / 2)]
+    graph, model, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=faint)
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "abstained" and model.calls == []
+    assert "other language" in out["findings"][0]["detail"]
+    # Same-language evidence at that score still abstains (the main threshold applies)
+    en_evidence = [ev("spec#sec2", SPEC_EN["text"], relevance=between)]
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=en_evidence)
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "abstained" and model.calls == []
+    # A stricter threshold is stricter for both kinds of evidence
+    near = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross * 1.5)]
+    statuses = []
+    for threshold in (DEFAULT_ABSTAIN_THRESHOLD, 2 * DEFAULT_ABSTAIN_THRESHOLD):
+        graph, _, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=near)
+        out = graph.invoke({"question": "How long does the X100 battery last?"},
+                           {"configurable": {"abstain_threshold": threshold}})
+        statuses.append(out["status"])
+    assert statuses == ["answered", "abstained"]
+
+
 def test_no_evidence_abstains_without_any_model_call():
     graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=[])
     out = graph.invoke({"question": "anything"})

@@ -7,6 +7,7 @@ import pytest
 
 import grounded_rag
 from grounded_rag.cli import main
+from grounded_rag.lang import detect_language
 from grounded_rag.retrieval import (
     ModelFileError,
     StoreMismatchError,
@@ -16,7 +17,9 @@ from grounded_rag.retrieval import (
 )
 from grounded_rag.retrieval import embeddings as emb_mod
 from grounded_rag.retrieval import store as store_mod
+from grounded_rag.retrieval.calibration import DEFAULT_ABSTAIN_THRESHOLD, clears_gate
 from grounded_rag.retrieval.store import Store, store_info
+from grounded_rag.retrieval.text_analysis import is_japanese_text
 from tests.unit.test_retrieval_store import HashEmbeddings, ids, make_docs, write
 
 SAMPLES = grounded_rag.__path__[0] + "/samples/corpus"
@@ -288,3 +291,13 @@ def test_cross_language_retrieval_on_the_bundled_corpus(tmp_path_factory):
     # e5-small), each direction must work
     assert len(hits) >= 7, found
     assert any(q.isascii() for q in hits) and any(not q.isascii() for q in hits)
+    # and the graph's gate lets them through on the other-language evidence alone (it has
+    # its own threshold: with one gate for both kinds, most were refused before the model)
+    refused = []
+    for q in hits:
+        lang = detect_language(q)
+        other = [e for e in retriever.retrieve(q, 6)
+                 if is_japanese_text(e["text"]) != (lang == "ja")]
+        if not clears_gate(other, lang, DEFAULT_ABSTAIN_THRESHOLD)[0]:
+            refused.append((q, [round(e["relevance"], 3) for e in other]))
+    assert refused == []
