@@ -124,6 +124,8 @@ class Store:
             self.set_meta("format", FORMAT_VERSION)
             self.set_meta("collection", f"grounded-rag-{uuid.uuid4().hex[:12]}")
             self.set_meta("generation", "0")
+            self.set_meta("vectors_at", "server" if self.chroma_url else "embedded")
+        self._check_vectors_at()
         self._client: Any = None
         self._collection: Any = None
         self._collection_name = ""
@@ -131,6 +133,28 @@ class Store:
         self._pinned = threading.local()
         self._readers = threading.local()
         self._reader_conns: list[sqlite3.Connection] = []
+
+    def _check_vectors_at(self) -> None:
+        """Refuse to open a store's vectors in the other place than where they were written.
+
+        A store built against a Chroma server and opened without ``--chroma-url`` would
+        otherwise find an empty embedded collection and answer nothing (or the reverse).
+        Stores written before this was recorded are not checked.
+        """
+        where = self.meta("vectors_at")
+        if where == "server" and not self.chroma_url:
+            self._db.close()
+            raise StoreMismatchError(
+                f"the store at {self.directory} keeps its vectors on a Chroma server; pass "
+                f"--chroma-url URL (or set {CHROMA_ENV}) to open it"
+            )
+        if where == "embedded" and self.chroma_url:
+            self._db.close()
+            raise StoreMismatchError(
+                f"the store at {self.directory} keeps its vectors in its own directory, not "
+                f"on the Chroma server {self.chroma_url}; open it without --chroma-url (and "
+                f"unset {CHROMA_ENV}), or build a new store against the server"
+            )
 
     # -- settings ---------------------------------------------------------------------
     def meta(self, key: str) -> str | None:

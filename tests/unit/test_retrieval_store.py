@@ -193,6 +193,27 @@ def test_other_embeddings_are_refused(tmp_path, docs):
         open_retriever(store, embeddings=Other())
 
 
+def test_vectors_are_opened_where_they_were_written(tmp_path, docs, monkeypatch):
+    store = tmp_path / "store"
+    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
+    # An embedded store opened against a Chroma server (never contacted): refused, with
+    # the fix named, and nothing in the store is touched
+    with pytest.raises(StoreMismatchError, match="without --chroma-url"):
+        open_retriever(store, embeddings=HashEmbeddings(), chroma_url="http://127.0.0.1:9")
+    monkeypatch.setenv("GROUNDED_RAG_CHROMA_URL", "http://127.0.0.1:9")
+    with pytest.raises(StoreMismatchError, match="GROUNDED_RAG_CHROMA_URL"):
+        open_retriever(store, embeddings=HashEmbeddings())
+    monkeypatch.delenv("GROUNDED_RAG_CHROMA_URL")
+    assert open_retriever(store, embeddings=HashEmbeddings()).retrieve("apples", 1)
+    # A store recorded as living on a server, opened without one: refused (before, it
+    # found an empty embedded collection and answered nothing)
+    server = Store(tmp_path / "server", create=True)
+    server.set_meta("vectors_at", "server")
+    server.close()
+    with pytest.raises(StoreMismatchError, match="--chroma-url URL"):
+        Store(tmp_path / "server")
+
+
 def test_results_carry_evidence_fields(tmp_path, docs):
     store = tmp_path / "store"
     ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
