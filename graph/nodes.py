@@ -222,7 +222,10 @@ class Nodes:
             else:
                 retriever = self.retriever or _open_store(settings.store_dir)
                 evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
-        passes, best, cross = clears_gate(evidence, language, settings.abstain_threshold)
+        # "other language" means other than the question's (``language`` may be forced to
+        # the language the answer is written in)
+        passes, best, cross = clears_gate(evidence, detect_language(question) if question
+                                          else language, settings.abstain_threshold)
         if question and not passes:
             findings.append({
                 "type": "weak_evidence", "severity": "critical", "claim_index": -1,

@@ -196,6 +196,12 @@ def test_other_language_evidence_has_its_own_gate():
     graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=en_evidence)
     out = graph.invoke({"question": "How long does the X100 battery last?"})
     assert out["status"] == "abstained" and model.calls == []
+    # The question's language decides what is "other": an answer language forced to
+    # Japanese does not make English evidence for an English question cross-language
+    graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=en_evidence)
+    out = graph.invoke({"question": "How long does the X100 battery last?"},
+                       {"configurable": {"language": "ja"}})
+    assert out["status"] == "abstained" and model.calls == []
     # A stricter threshold is stricter for both kinds of evidence
     near = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross * 1.5)]
     statuses = []
