@@ -12,6 +12,13 @@ def _f(value: Any) -> str:
     return fmt_cell(value, "-")
 
 
+def _row(lead: list[Any], before: dict[str, Any], after: dict[str, Any],
+         keys: list[str]) -> str:
+    """A table row: the ``lead`` cells, then "before → after" for each of ``keys``."""
+    cells = [str(c) for c in lead] + [_pair(before, after, k) for k in keys]
+    return "| " + " | ".join(cells) + " |"
+
+
 def _pair(before: dict[str, Any], after: dict[str, Any], key: str) -> str:
     b, a = before.get(key), after.get(key)
     if a is None and b is None:
@@ -45,11 +52,9 @@ def write_report(summary: dict[str, Any], path: Path) -> None:
         ]
         for name, after in claim["report"].items():
             before = claim["baseline"].get(name, {})
-            lines.append(
-                f"| {name} | {after['n']} | {'yes' if after.get('held_out') else ''} | "
-                f"{_pair(before, after, 'auroc')} | {_pair(before, after, 'balanced_accuracy')} "
-                f"| {_pair(before, after, 'accuracy_3way')} | "
-                f"{_pair(before, after, 'contradiction_vs_neutral_auroc')} |")
+            lines.append(_row([name, after["n"], "yes" if after.get("held_out") else ""],
+                              before, after, ["auroc", "balanced_accuracy", "accuracy_3way",
+                                              "contradiction_vs_neutral_auroc"]))
         bags = [(n, e) for n, e in claim["report"].items() if e.get("response_level")]
         if bags:
             lines += ["", "Response level (a response is hallucinated when any claim is not "
@@ -59,10 +64,8 @@ def write_report(summary: dict[str, Any], path: Path) -> None:
             for name, after in bags:
                 r = after["response_level"]
                 b = claim["baseline"].get(name, {}).get("response_level", {})
-                lines.append(
-                    f"| {name} | {r['n']} | {r['hallucinated']} | {_pair(b, r, 'f1')} | "
-                    f"{_pair(b, r, 'precision')} | {_pair(b, r, 'recall')} | "
-                    f"{_pair(b, r, 'balanced_accuracy')} | {_pair(b, r, 'auroc')} |")
+                lines.append(_row([name, r["n"], r["hallucinated"]], b, r,
+                                  ["f1", "precision", "recall", "balanced_accuracy", "auroc"]))
         lines += ["", "Confusion (rows gold, columns predicted: supported / contradicted / "
                   "neutral), trained head:", ""]
         for name, after in claim["report"].items():
@@ -90,11 +93,9 @@ def write_report(summary: dict[str, Any], path: Path) -> None:
         ]
         for name, after in ans["report"].items():
             before = ans["baseline"].get(name, {})
-            lines.append(
-                f"| {name} | {after['n']} | {_pair(before, after, 'auroc')} | "
-                f"{_pair(before, after, 'balanced_accuracy')} | "
-                f"{_pair(before, after, 'answers_answerable')} | "
-                f"{_pair(before, after, 'abstains_unanswerable')} |")
+            lines.append(_row([name, after["n"]], before, after,
+                              ["auroc", "balanced_accuracy", "answers_answerable",
+                               "abstains_unanswerable"]))
         lines += ["", "NoMIRACL rows are per query: the best of the top 3 passages our "
                   "retriever ranks for the query, before any answer is written (the retrieval "
                   "gate and the later claim checks are not included).", "",
