@@ -7,7 +7,7 @@ import os
 from grounded_rag.local.features import PASSAGE_BUDGET_CHARS, lang_of, passage_input
 from grounded_rag.local.heads import JudgeHead
 from grounded_rag.local.scorer import SupportScorer
-from grounded_rag.local.verifier import Judge, load_default_head
+from grounded_rag.local.verifier import Judge, ShippedHead
 from grounded_rag.types import Evidence
 from grounded_rag.verification.answerability import Answerability, PassageScore, decide
 
@@ -50,7 +50,7 @@ is checked. A head passed in with ``head=`` is used for every language it has a 
 for."""
 
 
-class LocalAnswerabilityJudge:
+class LocalAnswerabilityJudge(ShippedHead):
     """Implements ``AnswerabilityJudge`` with the offline model, one short prompt per passage.
 
     Each of the top ``passages`` retrieved passages is cut to the sentences that best match
@@ -59,6 +59,8 @@ class LocalAnswerabilityJudge:
     scores a passage with the trained head over the model's hidden states;
     ``judge="logit"`` uses P(Yes) alone. No generation either way.
     """
+
+    head_task = ANSWERABLE_HEAD
 
     def __init__(
         self,
@@ -83,13 +85,6 @@ class LocalAnswerabilityJudge:
         self._shipped_head = head is None
         self._model_path = model_path
         self._thresholds = thresholds
-
-    @property
-    def head(self) -> JudgeHead:
-        """The answerability head (loaded and checked on first use)."""
-        if self._head is None:
-            self._head = load_default_head(ANSWERABLE_HEAD, self._model_path)
-        return self._head
 
     @property
     def thresholds(self) -> dict[str, float | None]:

@@ -38,7 +38,23 @@ def load_default_head(task: str, model: str | os.PathLike[str] | None = None) ->
     return load_head(task, model_sha256=sha, prompt_fingerprint=prompt_fingerprint(task))
 
 
-class LocalVerifier:
+class ShippedHead:
+    """The lazily loaded, hash-checked head of a local judge (claims or answerability)."""
+
+    head_task: str = CLAIM_HEAD
+    """Which shipped head to load when none was given."""
+    _head: JudgeHead | None = None
+    _model_path: str | os.PathLike[str] | None = None
+
+    @property
+    def head(self) -> JudgeHead:
+        """The head (loaded and checked against the model and prompts on first use)."""
+        if self._head is None:
+            self._head = load_default_head(self.head_task, self._model_path)
+        return self._head
+
+
+class LocalVerifier(ShippedHead):
     """Implements the ``Verifier`` protocol with the offline model.
 
     ``judge="head"`` (the default with the bundled model): one forward pass per claim gives
@@ -73,13 +89,6 @@ class LocalVerifier:
         self.judge: Judge = judge
         self._head = head
         self._model_path = model_path
-
-    @property
-    def head(self) -> JudgeHead:
-        """The claim head (loaded and checked on first use)."""
-        if self._head is None:
-            self._head = load_default_head(CLAIM_HEAD, self._model_path)
-        return self._head
 
     def threshold_for(self, language: str) -> float:
         """Return the support threshold used for ``language``."""

@@ -54,6 +54,11 @@ def _sudachi_tokenizer() -> Any:
     return _sudachi.tokenizer
 
 
+def sudachi_tokenizer() -> Any:
+    """This thread's Sudachi tokenizer (split mode A, the core dictionary)."""
+    return _sudachi_tokenizer()
+
+
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     import Stemmer

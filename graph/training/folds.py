@@ -10,10 +10,11 @@ use the trained head without scoring it on its own training queries.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from grounded_rag.local.answerability import LocalAnswerabilityJudge
+from grounded_rag.local.answerability import SHIPPED_HEAD_UNCHECKED, LocalAnswerabilityJudge
 from grounded_rag.local.heads import load_head
 from grounded_rag.local.scorer import SupportScorer
 from grounded_rag.types import Evidence
@@ -37,8 +38,13 @@ class FoldedAnswerabilityJudge:
         """How many questions went to a fold head and to the fallback (all-data) head."""
 
     @classmethod
-    def from_dir(cls, folder: str | Path) -> FoldedAnswerabilityJudge:
-        """Load ``folder/answerable-folds.json`` and the heads it names."""
+    def from_dir(cls, folder: str | Path, *, unchecked: Sequence[str] = SHIPPED_HEAD_UNCHECKED,
+                 ) -> FoldedAnswerabilityJudge:
+        """Load ``folder/answerable-folds.json`` and the heads it names.
+
+        ``unchecked``: languages left unchecked, as the product leaves them with the shipped
+        head (default), so a whole-loop run measures what users get.
+        """
         root = Path(folder)
         index_path = root / FOLDS_FILE
         if not index_path.exists():
@@ -46,9 +52,16 @@ class FoldedAnswerabilityJudge:
                              f"--out {root} first")
         index = json.loads(index_path.read_text(encoding="utf-8"))
         scorer = SupportScorer()
-        judges = {int(f): LocalAnswerabilityJudge(scorer=scorer, head=load_head(root / name))
-                  for f, name in index["heads"].items()}
-        fallback = LocalAnswerabilityJudge(scorer=scorer, head=load_head(root / index["all"]))
+
+        def judge(name: str) -> LocalAnswerabilityJudge:
+            head = load_head(root / name)
+            thresholds: dict[str, float | None] = {
+                lang: None if lang in unchecked else float(value)
+                for lang, value in head.thresholds.items()}
+            return LocalAnswerabilityJudge(scorer=scorer, head=head, thresholds=thresholds)
+
+        judges = {int(f): judge(name) for f, name in index["heads"].items()}
+        fallback = judge(index["all"])
         return cls(judges, {q: int(f) for q, f in index["fold_of_question"].items()}, fallback,
                    label=f"folded:{index.get('digest', '')}")
 

@@ -38,8 +38,10 @@ class CascadeVerifier:
 
     1. Evidence selection: the best sentences of the cited chunks (and their neighbours),
        so long passages fit a small model.
-    2. Cues: a number, date or negation that the evidence contradicts decides
-       ``contradicted`` without the model.
+    2. Cues: a number, date or negation that the evidence contradicts, or (Japanese) a
+       swap of who acts on whom, decides ``contradicted`` without the model; a claim that
+       copies an evidence clause the evidence only hedges, reports or makes conditional
+       decides ``neutral``.
     3. The inner verifier judges the rest in one call. An unsupported claim with a negation
        cue, or one that copies an evidence sentence with a word swapped (``altered_copy``),
        becomes ``contradicted``; cue details are put in front of the model's reason. A
@@ -166,9 +168,9 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
         language=lang,
         question=claim.get("question", ""),
     )
-    if report.contradicted:
+    if report.decided is not None:
         verdict = ClaimVerdict(
-            verdict="contradicted",
+            verdict=report.decided,
             reason=report.reason,
             evidence_quote=report.evidence_quote or selected.best_sentence,
             support=0.0,

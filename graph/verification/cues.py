@@ -18,6 +18,8 @@ from grounded_rag.verification.evidence import (
     split_sentences,
     stem,
 )
+from grounded_rag.verification.hedges import hedged_clause
+from grounded_rag.verification.roles import role_swap
 
 CueKind = Literal[
     "quantity_mismatch",
@@ -28,6 +30,8 @@ CueKind = Literal[
     "entity_missing",
     "words_missing",
     "altered_copy",
+    "role_swap",
+    "hedged",
 ]
 
 # User-facing reason texts (they also feed the revision prompt).
@@ -42,6 +46,10 @@ _MSG = {
         "words_missing": "The evidence does not mention: {cl}.",
         "altered_copy": "The claim follows the evidence \u201c{sentence}\u201d but has "
         "\u201c{cl}\u201d where the evidence says \u201c{ev}\u201d.",
+        "role_swap": "The claim swaps who does what: the evidence says \u201c{ev}\u201d "
+        "({cl}).",
+        "hedged": "The evidence does not state this as a fact (\u201c{cl}\u201d): "
+        "\u201c{ev}\u201d",
     },
     "ja": {
         "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
@@ -53,6 +61,8 @@ _MSG = {
         "words_missing": "根拠には次の語が出てきません: {cl}。",
         "altered_copy": "主張は根拠の「{sentence}」とほぼ同じ文ですが、根拠の「{ev}」が「{cl}」に"
         "変わっています。",
+        "role_swap": "主張は動作の主体と対象が入れ替わっています。根拠では「{ev}」です（{cl}）。",
+        "hedged": "根拠はこれを事実として述べていません（「{cl}」）:「{ev}」",
     },
 }
 
@@ -170,9 +180,9 @@ _NEG_EN = re.compile(
     r"\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE
 )
 # まず (first), 必ず (always), 絶えず (constantly), とりあえず (for now) end in ず but are
-# not negations.
+# not negations; nor are かもしれない / かもしれません (may be) and に違いない (must be).
 _NEG_JA = re.compile(
-    r"(?<![少危切幼])ない|ません|なかった|(?<![ま必])(?<!あえ)(?<!絶え)ず(?=[、。にもとして]|$)"
+    r"(?<![少危切幼])(?<!しれ)(?<!違い)ない|(?<!しれ)ません|なかった|(?<![ま必])(?<!あえ)(?<!絶え)ず(?=[、。にもとして]|$)"
     r"|無い|無し|なし(?![で])|不可"
 )
 _ENTITY_EN = re.compile(r"\b(?:[A-Z][a-zA-Z0-9]*(?:[-'][A-Za-z0-9]+)*|[A-Za-z]+\d+[A-Za-z0-9]*)\b")
@@ -232,7 +242,7 @@ class Cue:
     kind: CueKind
     """What was observed."""
     decisive: bool
-    """True when the cue alone settles the verdict as contradicted."""
+    """True when the cue alone settles the verdict (``verdict``) without a model."""
     claim_text: str
     """The claim's span (number, date, name or the claim)."""
     evidence_text: str
@@ -243,6 +253,8 @@ class Cue:
     """Human-readable explanation in the claim's language."""
     words: tuple[str, ...] = ()
     """``words_missing``: the claim's words that the evidence lacks."""
+    verdict: Literal["contradicted", "neutral"] = "contradicted"
+    """The verdict a decisive cue settles (``hedged``: neutral, the rest contradicted)."""
 
 
 @dataclass(frozen=True)
@@ -255,7 +267,14 @@ class CueReport:
     @property
     def contradicted(self) -> bool:
         """True when a decisive cue says the evidence contradicts the claim."""
-        return any(c.decisive for c in self.cues)
+        return any(c.decisive and c.verdict == "contradicted" for c in self.cues)
+
+    @property
+    def decided(self) -> Literal["contradicted", "neutral"] | None:
+        """The verdict the decisive cues settle (contradicted first), None when none do."""
+        if self.contradicted:
+            return "contradicted"
+        return "neutral" if any(c.decisive for c in self.cues) else None
 
     @property
     def reason(self) -> str:
@@ -269,8 +288,16 @@ class CueReport:
 
 
 def kanji_to_digits(text: str) -> str:
-    """Rewrite kanji numerals in front of a unit as digits (二十四時間 -> 24時間)."""
-    return _KANJI_NUM.sub(lambda m: str(_kanji_value(m.group(0))), text)
+    """Rewrite kanji numerals in front of a unit as digits (二十四時間 -> 24時間).
+
+    十分 alone is the word "enough" (不十分, 十分な), not ten minutes, and stays as it is.
+    """
+    def digits(m: re.Match[str]) -> str:
+        if m.group(0) == "十" and m.string.startswith("分", m.end()):
+            return m.group(0)
+        return str(_kanji_value(m.group(0)))
+
+    return _KANJI_NUM.sub(digits, text)
 
 
 def _kanji_value(s: str) -> int:
@@ -369,7 +396,9 @@ def check_claim(
     A *decisive* cue (same kind of quantity or date with a different value, in the evidence
     sentence that best matches the claim's wording, or for a claim that lists several values
     of one kind, the wording of the value's own clause; or a negation flip in a sentence that
-    otherwise says the same) marks the claim contradicted without a model. Other cues
+    otherwise says the same; in Japanese, a swap of who acts on whom) marks the claim
+    contradicted without a model, and a Japanese claim that copies a clause the evidence
+    only hedges, reports or makes conditional is decided neutral. Other cues
     (something the evidence lacks) are hints for the model's verdict and its reason.
 
     ``question`` is the question the claim answers (the claim may be a bare answer such as
@@ -504,6 +533,19 @@ def check_claim(
             msg["negation_mismatch"].format(ev=sentences[best_i]),
         )
         (decisive if cue.decisive else soft).append(cue)
+    if lang == "ja":
+        swap = role_swap(claim, sentences)  # word overlap misses it: the particles moved
+        if swap is not None:
+            sentence, phrases = swap
+            listed = "、".join(phrases)
+            decisive.append(Cue("role_swap", True, listed, sentence, sentence,
+                                msg["role_swap"].format(ev=sentence, cl=listed)))
+        hedge = hedged_clause(claim, sentences)
+        if hedge is not None:
+            sentence, marker = hedge
+            decisive.append(Cue("hedged", True, marker, sentence, sentence,
+                                msg["hedged"].format(ev=sentence, cl=marker),
+                                verdict="neutral"))
     altered = altered_copy(claim, sentences)
     if altered is not None:
         sentence, cl_span, ev_span = altered
@@ -517,6 +559,7 @@ def check_claim(
                 msg["altered_copy"].format(sentence=sentence, cl=cl_span, ev=ev_span),
             )
         )
+    decisive.sort(key=lambda c: c.verdict != "contradicted")  # contradictions first
     return CueReport(tuple(decisive + soft))
 
 

@@ -88,6 +88,11 @@ def test_kanji_to_digits():
     assert kanji_to_digits("二十四時間") == "24時間"
     assert kanji_to_digits("三千五百円") == "3500円"
     assert kanji_to_digits("一日") == "1日"
+    # 十分 is "enough", not ten minutes; twenty or thirty minutes still convert.
+    assert kanji_to_digits("収入が不十分で、十分な休みもない") == "収入が不十分で、十分な休みもない"
+    assert kanji_to_digits("二十分待つ") == "20分待つ"
+    report = check_claim("家族の収入が不十分で働く", "親の収入が少ない。", language="ja")
+    assert "quantity_missing" not in {c.kind for c in report.cues}
 
 
 @pytest.mark.parametrize(

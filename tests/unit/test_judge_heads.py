@@ -175,3 +175,38 @@ def test_the_shipped_answerability_head_leaves_english_unchecked():
     assert not judge.covers("en") and judge.covers("ja")
     result = judge.assess("Does it last 24 hours?", [], language="en")
     assert result["answerable"] and result["passages"] == []  # no model call
+
+
+def _answerable_head(threshold: float) -> JudgeHead:
+    dim = N_EMBD + 5 + 1
+    return JudgeHead(
+        task="answerable", layers=(18,),
+        extras=("is_ja", "best_overlap", "coverage", "log_question_chars", "log_passage_chars"),
+        use_margin=True, mean=np.zeros(dim, dtype=np.float32), std=np.ones(dim, dtype=np.float32),
+        classifiers={"answerable": _linear(0, dim)},
+        thresholds={"en": threshold, "ja": threshold}, meta={},
+    )
+
+
+def test_fold_heads_route_each_question_to_the_head_that_never_saw_it(tmp_path):
+    from grounded_rag.training.folds import FoldedAnswerabilityJudge, write_fold_index
+
+    _answerable_head(0.6).save(tmp_path / "fold0.npz")
+    _answerable_head(0.9).save(tmp_path / "all.npz")
+    write_fold_index(tmp_path, {0: "fold0.npz"}, {"いつ開館しましたか？": 0}, "all.npz", "d1")
+    folded = FoldedAnswerabilityJudge.from_dir(tmp_path)
+    scripted = ScriptedScorer()
+    for j in [*folded.judges.values(), folded.fallback]:
+        j.scorer = scripted  # type: ignore[assignment]
+    passages = [evidence("b#sec0", "The museum opened in 1901.", title="History")]
+    # As with the shipped head, English is left unchecked: no model call.
+    assert not folded.covers("en") and folded.covers("ja")
+    assert folded.assess("When?", passages, language="en")["passages"] == []
+    seen = folded.assess(" いつ開館しましたか？ ", passages, language="ja")
+    other = folded.assess("別の質問", passages, language="ja")
+    assert seen["threshold"] == 0.6 and other["threshold"] == 0.9
+    assert folded.routed == {"fold": 1, "fallback": 2} and folded.model_label == "folded:d1"
+    checked = FoldedAnswerabilityJudge.from_dir(tmp_path, unchecked=())
+    assert checked.covers("en")
+    with pytest.raises(ValueError, match="answerable-folds.json not found"):
+        FoldedAnswerabilityJudge.from_dir(tmp_path / "missing")
