@@ -3,14 +3,15 @@
 "男性が女性を蹴ったかもしれない" does not support "男性が女性を蹴った", nor does
 "もし…場合、子供が走っている", "A か、B" or "…と言われている". When a claim repeats a
 clause of an evidence sentence word for word and that sentence wraps the clause in a
-hedge (かもしれない, らしい, 可能性がある, おそらく, ...), a report (と言われている, という疑いが
-ある, ...), a condition (もし…場合, …ならば, …なければ) or one side of a disjunction (…か、
-…), the claim is not supported: the cascade decides it *neutral* before any model call.
+hedge (かもしれない, らしい, 可能性がある, おそらく, だろう, ...), a report (と言われている,
+という疑いがある, ...), makes it the condition (…場合, …ならば, …でなければ) or one side of a
+disjunction (…か、…), the claim is not supported: the cascade decides it *neutral* before
+any model call.
 
 Narrow on purpose: only verbatim clauses, so a paraphrase is left to the judge, and only
 markers that leave the clause undetermined; factive ones (明らかに, ことがわかった,
 確実だ) are not in the lists. ``benchmarks/role_swap_check.py`` prints how often it fires
-per set and gold label: on the dev splits, 1,298 of JaNLI's 6,840 non-entailed pairs and
+per set and gold label: on the dev splits, 1,249 of JaNLI's 6,840 non-entailed pairs and
 none of the 6,840 entailed ones, nor any supported claim of JNLI, JSICK or JHARS.
 """
 
@@ -27,11 +28,14 @@ _AFTER = re.compile(
 )
 """Right after the clause: a hedge, a report, a condition or the first of two options."""
 _BEFORE = re.compile(
-    r"(?:もしかしたら|もしかすると|ひょっとしたら|ひょっとすると|おそらく|恐らく|たぶん|多分|もし"
-    r"|場合[、,]|なければ[、,]|ならば[、,]|たら[、,]|れば[、,]"
+    r"(?:もしかしたら|もしかすると|ひょっとしたら|ひょっとすると|おそらく|恐らく|たぶん|多分"
     r"|か[、,](?:もしくは[、,]|または[、,])?)\s*$"
 )
-"""Right before the clause: a hedging adverb, the end of a condition, or a disjunction."""
+"""Right before the clause: a hedging adverb or a disjunction. Not the end of a condition:
+"解除する場合、30日前までに通知が必要です" does support "30日前までに通知が必要です" as an
+answer to a question about cancelling (the answer loop's claims do not carry the question),
+so a condition only counts when the clause itself is the condition (場合, なら after it) or
+the consequent is hedged (だろう, はずだ)."""
 _END = re.compile(r"[。．.！!？?\s]+$")
 _MIN_CHARS = 6
 

@@ -85,6 +85,8 @@ def test_english_claims_and_the_cascade_use_it_before_any_model():
     ("男性が男の子に合図を送った", "男性が男の子に合図を送ったか、子供が会社員を助けた。", "か"),
     ("子供が女の子を見ている", "もし男の子が走っている場合、子供が女の子を見ているだろう。",
      "だろう"),
+    ("会社員がサーファーを見つめている", "会社員がサーファーを見つめている場合、子供が走る。",
+     "場合"),
     ("ライダーが歩いている", "ライダーが歩いているという疑いがある。", "という疑いがある"),
 ])
 def test_a_clause_the_evidence_only_hedges_is_decided_neutral(claim, ev, marker):
@@ -106,6 +108,8 @@ def test_a_clause_the_evidence_only_hedges_is_decided_neutral(claim, ev, marker)
     ("蹴った", "もしかしたら蹴った。"),                                 # too short to tell
     ("大人はライダーを指さしている",
      "スノーボーダーが女性に飛びかかったが、大人はライダーを指さしている。"),
+    # The consequent of a plain condition: a fair answer to a question about that case.
+    ("30日前までに通知が必要です", "契約を解除する場合、30日前までに通知が必要です。"),
 ])
 def test_plain_factive_or_paraphrased_clauses_are_left_to_the_judge(claim, ev):
     assert check_claim(claim, ev, language="ja").decided is None
