@@ -18,10 +18,8 @@ from grounded_rag.verification.cues import (
     _NEG_EN,
     _NEG_JA,
     _entities,
-    _prepare,
-    extract_dates,
-    extract_quantities,
 )
+from grounded_rag.verification.values import extract_dates, extract_quantities, prepare
 
 _NUMBER_WORDS = re.compile(
     r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -66,7 +64,7 @@ RISK_KINDS = ("number", "date", "negation", "entity")
 
 def risk_markers(text: str) -> list[str]:
     """The risk kinds a claim carries (``number``, ``date``, ``negation``, ``entity``)."""
-    prepared = _prepare(text)
+    prepared = prepare(text)
     dates, rest = extract_dates(prepared)
     found: list[str] = []
     if extract_quantities(rest) or _NUMBER_WORDS.search(prepared):

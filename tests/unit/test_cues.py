@@ -1,6 +1,7 @@
 import pytest
 
-from grounded_rag.verification.cues import altered_copy, check_claim, kanji_to_digits
+from grounded_rag.verification.cues import altered_copy, check_claim
+from grounded_rag.verification.values import kanji_to_digits
 
 
 def test_seed_case_japanese_hours_contradicted():

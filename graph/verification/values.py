@@ -1,0 +1,266 @@
+"""Numbers with units, calendar dates and kanji numerals, for the deterministic cues.
+
+``extract_quantities`` and ``extract_dates`` read values out of text already run through
+``prepare`` (NFKC, kanji numerals in front of a unit as digits, 1万5000 as 15000);
+``strip_numbers`` removes them, so that sentences can be compared on their other words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grounded_rag.verification.evidence import normalize
+
+# (canonical unit, dimension, factor to the dimension's base unit)
+_UNIT_TABLE: list[tuple[tuple[str, ...], str, str, float]] = [
+    (("時間", "hours", "hour", "hrs", "hr", "h"), "hour", "time", 1.0),
+    (("分間", "分", "minutes", "minute", "mins", "min"), "minute", "time", 1 / 60),
+    (("秒間", "秒", "seconds", "second", "secs", "sec", "s"), "second", "time", 1 / 3600),
+    (("日間", "日", "days", "day"), "day", "time", 24.0),
+    (("週間", "weeks", "week"), "week", "time", 168.0),
+    (
+        (
+            "か月間",
+            "ヶ月間",
+            "カ月間",
+            "ヵ月間",
+            "か月",
+            "ヶ月",
+            "カ月",
+            "ヵ月",
+            "箇月",
+            "months",
+            "month",
+        ),
+        "month",
+        "time",
+        730.0,
+    ),
+    (("年間", "years", "year", "yrs"), "year", "time", 8760.0),
+    (("%", "％", "パーセント", "percent", "per cent"), "%", "percent", 1.0),
+    (("割",), "割", "percent", 10.0),
+    (("円", "yen", "jpy"), "JPY", "JPY", 1.0),
+    (("ドル", "dollars", "dollar", "usd"), "USD", "USD", 1.0),
+    (("ユーロ", "euros", "euro", "eur"), "EUR", "EUR", 1.0),
+    (("ポンド", "pounds", "gbp"), "GBP", "GBP", 1.0),
+    (("km", "キロメートル", "kilometers", "kilometres"), "km", "length", 1000.0),
+    (("cm", "センチ", "centimeters", "centimetres"), "cm", "length", 0.01),
+    (("mm", "ミリ", "millimeters", "millimetres"), "mm", "length", 0.001),
+    (("m", "メートル", "meters", "metres"), "m", "length", 1.0),
+    (("kg", "キロ", "キログラム", "kilograms", "kilogram"), "kg", "mass", 1000.0),
+    (("g", "グラム", "grams", "gram"), "g", "mass", 1.0),
+    (("tb",), "TB", "bytes", 1e12),
+    (("gb", "ギガバイト"), "GB", "bytes", 1e9),
+    (("mb", "メガバイト"), "MB", "bytes", 1e6),
+    (("mah",), "mAh", "charge", 1.0),
+    (("kw",), "kW", "power", 1000.0),
+    (("w", "ワット", "watts", "watt"), "W", "power", 1.0),
+    (("v", "ボルト", "volts", "volt"), "V", "voltage", 1.0),
+    (("℃", "°c", "度"), "°C", "temperature", 1.0),
+    (("歳", "才", "years old"), "歳", "age", 1.0),
+    (
+        ("人", "名", "people", "persons", "employees", "staff", "members", "users"),
+        "people",
+        "people",
+        1.0,
+    ),
+    (("回", "times"), "times", "times", 1.0),
+    (("倍",), "倍", "ratio", 1.0),
+]
+_CURRENCY_PREFIX = {"$": "USD", "¥": "JPY", "€": "EUR", "£": "GBP"}
+_MULTIPLIER = {"万": 1e4, "億": 1e8, "千": 1e3, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+
+_UNIT_LOOKUP = {
+    alias: (canon, dim, factor) for aliases, canon, dim, factor in _UNIT_TABLE for alias in aliases
+}
+_UNIT_ALT = "|".join(sorted((re.escape(a) for a in _UNIT_LOOKUP), key=len, reverse=True))
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_QUANTITY = re.compile(
+    rf"(?:(?P<cur>[$¥€£])\s?|(?<![A-Za-z\d.,]))(?P<a>{_NUM})(?:\s?(?:-|–|〜|～|~|to|から)\s?(?P<b>{_NUM}))?"
+    rf"\s?(?P<mult>万|億|千|thousand\b|million\b|billion\b)?"
+    rf"\s?(?P<unit>{_UNIT_ALT})?(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august "
+        "september october november december".split()
+    )
+}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE_PATTERNS = [
+    re.compile(r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})"),
+    re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
+    re.compile(r"(?P<y>\d{4})年(?:(?P<m>\d{1,2})月)?(?!間)"),
+    re.compile(
+        rf"\b(?P<mn>{_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<mn>{_MONTH_ALT})\.?(?:,?\s+(?P<y>\d{{4}}))?\b",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"\b(?P<mn>{_MONTH_ALT})\.?,?\s+(?P<y>\d{{4}})\b", re.IGNORECASE),
+    re.compile(r"(?<![\d.,$¥€£])\b(?P<y>1[5-9]\d\d|20\d\d)\b(?![.,]?\d)(?!\s?(?:%|年間|years?\b))"),
+]
+_KANJI_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_KANJI_NUM = re.compile(
+    r"(?<![\d.,])[〇零一二三四五六七八九十百千]+(?=(?:時間|日間|日|分|秒|か月|ヶ月|カ月|年間|週間|円|人|名|回|件|個|台|歳|倍|割|パーセント))"
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with its unit, normalised to the dimension's base unit."""
+
+    value: float
+    """Value in the base unit of ``dim`` (hours, percent, yen...)."""
+    dim: str
+    """Dimension: ``time``, ``percent``, ``JPY``..., or ``number`` when unitless."""
+    text: str
+    """The matched text, for messages."""
+    sentence: int = -1
+    """Index of the sentence it came from (evidence only)."""
+
+
+@dataclass(frozen=True)
+class DateValue:
+    """A (partial) calendar date."""
+
+    year: int | None
+    """Year, if given."""
+    month: int | None
+    """Month, if given."""
+    day: int | None
+    """Day, if given."""
+    text: str
+    """The matched text."""
+    sentence: int = -1
+    """Index of the sentence it came from (evidence only)."""
+
+    def compatible(self, other: DateValue) -> bool:
+        """True when no field given by both differs."""
+        pairs = ((self.year, other.year), (self.month, other.month), (self.day, other.day))
+        return all(a is None or b is None or a == b for a, b in pairs)
+
+    def shares_field(self, other: DateValue) -> bool:
+        """True when at least one field is given by both."""
+        pairs = ((self.year, other.year), (self.month, other.month), (self.day, other.day))
+        return any(a is not None and b is not None for a, b in pairs)
+
+
+def kanji_to_digits(text: str) -> str:
+    """Rewrite kanji numerals in front of a unit as digits (二十四時間 -> 24時間).
+
+    十分 alone is the word "enough" (不十分, 十分な), not ten minutes, and stays as it is.
+    """
+    def digits(m: re.Match[str]) -> str:
+        if m.group(0) == "十" and m.string.startswith("分", m.end()):
+            return m.group(0)
+        return str(_kanji_value(m.group(0)))
+
+    return _KANJI_NUM.sub(digits, text)
+
+
+def _kanji_value(s: str) -> int:
+    total, current = 0, 0
+    for ch in s:
+        if ch in _KANJI_DIGITS:
+            current = (
+                current * 10 + _KANJI_DIGITS[ch] if current and not total else _KANJI_DIGITS[ch]
+            )
+        else:
+            unit = {"十": 10, "百": 100, "千": 1000}[ch]
+            total += (current or 1) * unit
+            current = 0
+    return total + current
+
+
+def prepare(text: str) -> str:
+    """NFKC-normalised text with kanji numerals as digits and 1万5000 as 15000."""
+    text = kanji_to_digits(normalize(text))
+    # 1万5000円 -> 15000円
+    return re.sub(r"(\d+)万(\d{1,4})(?=\D|$)", lambda m: str(int(m[1]) * 10000 + int(m[2])), text)
+
+
+def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
+    """Find dates; return them and the text with the dates blanked out."""
+    found: list[DateValue] = []
+    chars = list(text)
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer("".join(chars)):
+            g = m.groupdict()
+            month = (
+                int(g["m"]) if g.get("m") else _MONTHS.get((g.get("mn") or "").lower().rstrip("."))
+            )
+            day = int(g["d"]) if g.get("d") else None
+            year = int(g["y"]) if g.get("y") else None
+            if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
+                continue
+            found.append(DateValue(year, month, day, m.group(0).strip(), sentence))
+            for i in range(m.start(), m.end()):
+                chars[i] = " "
+    return found, "".join(chars)
+
+
+def extract_quantities(text: str, sentence: int = -1) -> list[Quantity]:
+    """Find numbers with units (and bare numbers) in text already stripped of dates."""
+    out: list[Quantity] = []
+    for m in _QUANTITY.finditer(text):
+        unit_raw = (m["unit"] or "").lower()
+        if m["cur"]:
+            dim, factor = _CURRENCY_PREFIX[m["cur"]], 1.0
+        elif unit_raw:
+            _, dim, factor = _UNIT_LOOKUP[unit_raw]
+        else:
+            dim, factor = "number", 1.0
+        mult = _MULTIPLIER.get((m["mult"] or "").lower(), 1.0)
+        for raw in (m["a"], m["b"]):
+            if raw is None:
+                continue
+            value = float(raw.replace(",", "")) * mult * factor
+            out.append(Quantity(value, dim, m.group(0).strip(), sentence))
+    return out
+
+
+def same_value(a: float, b: float) -> bool:
+    """True when two values are equal up to float rounding."""
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def number_in(value: float, quantities: Sequence[Quantity]) -> bool:
+    """True when ``value`` is the written number of one of ``quantities``, whatever unit."""
+    return any(same_value(value, e.value / factor_of(e)) for e in quantities)
+
+
+def factor_of(q: Quantity) -> float:
+    """The factor from the written number to the base unit (re-parsed from its text)."""
+    m = _QUANTITY.search(q.text)
+    if not m:
+        return 1.0
+    unit_raw = (m["unit"] or "").lower()
+    factor = _UNIT_LOOKUP[unit_raw][2] if unit_raw and not m["cur"] else 1.0
+    return factor * _MULTIPLIER.get((m["mult"] or "").lower(), 1.0)
+
+
+def strip_numbers(text: str) -> str:
+    """``text`` without its dates and quantities."""
+    prepared = prepare(text)
+    _, rest = extract_dates(prepared)
+    return _QUANTITY.sub(" ", rest)
