@@ -52,7 +52,8 @@ class Server:
         raise RuntimeError(f"server not ready after {timeout}s:\n{self.output()}")
 
     def output(self) -> str:
-        self._out.flush()
+        if not self._out.closed:  # stop() closes it; the log file is still there to read
+            self._out.flush()
         return self.log.read_text(errors="replace")[-6000:]
 
     def stop(self) -> None:
@@ -116,7 +117,7 @@ def kill(server: Server) -> None:
 
 
 @contextlib.contextmanager
-def grounded_rag_serve(tmp: Path, *args: str, name: str = "serve", timeout: float = 120.0,
+def grounded_rag_serve(tmp: Path, *args: str, name: str = "serve", timeout: float = 180.0,
                        **env: str) -> Iterator[Server]:
     """``grounded-rag serve ARGS...`` (the console script) on a free loopback port."""
     port = free_port()
