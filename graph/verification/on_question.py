@@ -135,7 +135,8 @@ def off_question_findings(
 ) -> list[Finding]:
     """``off_question`` findings (major) for the statements that do not answer ``question``.
 
-    - A statement whose content tokens all come from one heading of the evidence, or from the
+    - A statement whose content tokens all come from one heading of the evidence (and, for a
+      question that asks for a thing, add no word to the question's), or all come from the
       question, only restates it (checked for questions with a question word; a yes/no or
       either/or question may be answered in its own words).
     - When the question asks for a number or a date and no statement gives one, every
@@ -155,8 +156,14 @@ def off_question_findings(
     question_tokens = key_tokens(question)
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
+        # What the statement adds to the question, beyond numbering and single characters
+        # (第7条): for a question that asks for a thing rather than a number or a date, an
+        # entity named in a heading ("オーガスタ" from the article titled "オーガスタ (メイン
+        # 州)", for "メイン州の州都はどこですか") is an answer, not a restated heading.
+        adds = {t for t in tokens - question_tokens if len(t) > 1 and not t[0].isdigit()
+                } if kind is None else set()
         reason = ""
-        if tokens and any(tokens <= h for h in heading_tokens):
+        if tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
         elif tokens and tokens <= question_tokens:
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]

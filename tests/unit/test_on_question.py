@@ -68,6 +68,18 @@ def test_heading_only_answer_is_off_question_in_english():
     assert _kinds(question, "The battery lasts up to 10 hours.", language="en") == []
 
 
+def test_an_entity_named_by_an_article_title_answers_a_where_or_who_question():
+    capital = ev("augusta#sec0", "オーガスタ(Augusta)は、アメリカ合衆国メイン州の州都。",
+                 title="オーガスタ (メイン州)")
+    president = ev("sato#sec0", "佐藤直樹は、日本の実業家。現日活株式会社代表取締役社長。",
+                   title="佐藤直樹 (日活)")
+    evidence = (capital, president)
+    assert _kinds("メイン州の州都はどこですか。", "オーガスタ", evidence=evidence) == []
+    assert _kinds("日活株式会社の社長は誰ですか。", "佐藤直樹", evidence=evidence) == []
+    # Restating the part of the title the question already names is still off the question.
+    assert _kinds("メイン州の州都はどこですか。", "メイン州", evidence=evidence) == [(0, "major")]
+
+
 def test_restating_the_question_is_off_question():
     question = "在宅勤務手当は月にいくら支給されますか？"
     assert _kinds(question, "在宅勤務手当は月に支給されます。") == [(0, "major")]
