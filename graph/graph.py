@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -11,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from grounded_rag.context import Context
-from grounded_rag.nodes import Nodes
+from grounded_rag import nodes
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.routing import (
     route_after_assess,
@@ -38,20 +39,21 @@ def build_builder(
     answerability: AnswerabilityJudge | None = None,
 ) -> StateGraph[State, Context, InputState, OutputState]:
     """The uncompiled graph (``langgraph dev`` compiles it with its own checkpointer)."""
-    nodes = Nodes(retriever=retriever, generator=generator, extractor=extractor,
-                  verifier=verifier, answerability=answerability)
+    parts = nodes.Parts(retriever=retriever, generator=generator, extractor=extractor,
+                        verifier=verifier, answerability=answerability)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState,
                          output_schema=OutputState)
-    builder.add_node("retrieve_evidence", nodes.retrieve_evidence)
-    builder.add_node("assess_answerability", nodes.assess_answerability)
-    builder.add_node("generate_answer", nodes.generate_answer)
-    builder.add_node("check_citations", nodes.check_citations)
-    builder.add_node("extract_claims", nodes.extract_claims)
-    builder.add_node("verify_claims", nodes.verify_claims)
+    # Nodes that need models or the store get the injected parts bound; the rest are plain.
+    builder.add_node("retrieve_evidence", partial(nodes.retrieve_evidence, parts=parts))
+    builder.add_node("assess_answerability", partial(nodes.assess_answerability, parts=parts))
+    builder.add_node("generate_answer", partial(nodes.generate_answer, parts=parts))
+    builder.add_node("check_citations", partial(nodes.check_citations, parts=parts))
+    builder.add_node("extract_claims", partial(nodes.extract_claims, parts=parts))
+    builder.add_node("verify_claims", partial(nodes.verify_claims, parts=parts))
     builder.add_node("prepare_feedback", nodes.prepare_feedback)
-    builder.add_node("revise_answer", nodes.revise_answer)
-    builder.add_node("finalize_answer", nodes.finalize_answer)
-    builder.add_node("verify_after_answer", nodes.verify_after_answer)
+    builder.add_node("revise_answer", partial(nodes.revise_answer, parts=parts))
+    builder.add_node("finalize_answer", partial(nodes.finalize_answer, parts=parts))
+    builder.add_node("verify_after_answer", partial(nodes.verify_after_answer, parts=parts))
     builder.add_node("review_answer", nodes.review_answer)
     builder.add_node("abstain_answer", nodes.abstain_answer)
 

@@ -164,11 +164,11 @@ def test_a_database_restart_while_serving_is_survived(tmp_path):
 def test_a_pending_verification_is_resumed_by_one_of_several_workers(tmp_path, postgres):
     """A crash leaves a deferred verification pending; three workers start at once and
     each looks for pending work: it is verified once, not once per worker."""
-    import random
-
     from tests.integration.servers import kill
 
-    n = random.randint(10_000, 99_999)
+    # A chosen item number: the scripted judge contradicts any claim containing "24", and the
+    # verifier log is per test (tmp_path), so nothing needs it to vary between runs.
+    n = 31_570
     thread_id = f"deferred-{uuid.uuid4().hex[:8]}"
     calls = tmp_path / "verifier-calls.log"
 

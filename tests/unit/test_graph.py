@@ -540,7 +540,7 @@ def test_answerability_check_passes_an_answerable_question_on():
 
 
 def test_answerability_check_off_and_auto_with_an_api_generator(monkeypatch):
-    import grounded_rag.nodes as nodes_module
+    import grounded_rag.nodes._parts as nodes_module
 
     def no_local_judge(spec):
         raise AssertionError("the local probe must not load for an API generator")

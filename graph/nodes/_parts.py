@@ -1,0 +1,113 @@
+"""The parts a node works with: injected components, else resolved per run from the settings."""
+
+from __future__ import annotations
+
+import threading
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from grounded_rag.context import Context, default_model_spec, resolve_context
+from grounded_rag.local import LOCAL_LLM_TYPE
+from grounded_rag.models import (
+    is_local_spec,
+    resolve_answerability,
+    resolve_chat_model,
+    resolve_verifier,
+)
+from grounded_rag.retrieval.base import Retriever
+from grounded_rag.verification.answerability import AnswerabilityJudge
+from grounded_rag.verification.base import Verifier
+
+_retrievers: dict[str, Retriever] = {}
+_retrievers_lock = threading.Lock()
+
+
+def open_store(store_dir: str) -> Retriever:
+    """The embedded store at ``store_dir``, opened once per process and shared."""
+    from grounded_rag.retrieval import open_retriever
+
+    key = store_dir or ""
+    with _retrievers_lock:
+        if key not in _retrievers:
+            _retrievers[key] = open_retriever(store_dir or None)
+        return _retrievers[key]
+
+
+class Parts:
+    """The components injected into ``build_graph``; anything left out comes from the settings.
+
+    One compiled graph serves every model and store: a run's ``Context`` (or
+    ``config["configurable"]``) names them, and these methods resolve the names.
+    """
+
+    def __init__(
+        self,
+        *,
+        retriever: Retriever | None = None,
+        generator: BaseChatModel | None = None,
+        extractor: BaseChatModel | str | None = None,
+        verifier: Verifier | BaseChatModel | None = None,
+        answerability: AnswerabilityJudge | None = None,
+    ) -> None:
+        self.retriever = retriever
+        self.generator = generator
+        self.extractor = extractor
+        self.verifier = verifier
+        self.answerability = answerability
+
+    @staticmethod
+    def settings(runtime: Runtime[Context] | None, config: RunnableConfig | None) -> Context:
+        """The effective settings of this run."""
+        return resolve_context(runtime.context if runtime else None, config)
+
+    def store(self, settings: Context) -> Retriever:
+        """The injected retriever, else the embedded store the settings name."""
+        return self.retriever or open_store(settings.store_dir)
+
+    def generator_spec(self, settings: Context) -> str:
+        """The generator's model spec (``local``, ``openai:...``)."""
+        return settings.generator_model or default_model_spec()
+
+    def chat_model(self, settings: Context) -> BaseChatModel:
+        """The generator as a chat model."""
+        return resolve_chat_model(self.generator, self.generator_spec(settings))
+
+    def judge(self, settings: Context) -> Verifier:
+        """The claim verifier: injected, the ``verifier_model`` setting, else the generator."""
+        if self.verifier is not None:
+            return resolve_verifier(self.verifier, "")
+        if settings.verifier_model:
+            return resolve_verifier(settings.verifier_model, "")
+        if self.generator is not None:
+            return resolve_verifier(self.generator, "")
+        return resolve_verifier(None, self.generator_spec(settings))
+
+    def generator_is_local(self, settings: Context) -> bool:
+        """Whether the generator is the embedded local model."""
+        if self.generator is not None:
+            return getattr(self.generator, "_llm_type", "") == LOCAL_LLM_TYPE
+        return is_local_spec(self.generator_spec(settings))
+
+    def answerability_judge(self, settings: Context) -> AnswerabilityJudge | None:
+        """The answerability judge the ``answerability_check`` setting asks for, or None."""
+        mode = settings.answerability_check
+        if mode == "off":
+            return None
+        if self.answerability is not None:
+            return self.answerability
+        if mode == "auto" and not self.generator_is_local(settings):
+            return None
+        return resolve_answerability(self.generator_spec(settings))
+
+    def claim_extractor(self, settings: Context) -> BaseChatModel | None:
+        """The model that splits statements into claims, or None for the sentence rules."""
+        choice = self.extractor if self.extractor is not None else settings.extractor_model
+        if choice == "rules":
+            return None
+        if choice in ("auto", "", None):
+            if self.generator is None and is_local_spec(self.generator_spec(settings)):
+                return None
+            return self.chat_model(settings)
+        return resolve_chat_model(choice)

@@ -1,0 +1,96 @@
+"""Small helpers every node uses: stage timing, progress events, the run's language, claims."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+from langgraph.config import get_stream_writer
+
+from grounded_rag.prompts import feedback as feedback_prompts
+from grounded_rag.state import State
+from grounded_rag.types import Claim, ClaimStatus, Evidence, Finding
+from grounded_rag.verification.modes import UNCHECKED
+
+
+@contextmanager
+def timed(stage: str, timings: dict[str, float]) -> Iterator[None]:
+    """Add the block's wall time, in ms, to ``timings[stage]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = round(timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000, 3)
+
+
+def progress(stage: str, language: str, **fields: Any) -> None:
+    """Emit a progress event on LangGraph's ``custom`` stream (a no-op outside streaming)."""
+    template = feedback_prompts.PROGRESS[stage]
+    message = template.get(language, template["en"]).format(**fields)
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a run
+        return
+    writer({"stage": stage, "message": message, **fields})
+
+
+def lang(state: State) -> str:
+    """The language the run answers in."""
+    return state.get("language") or "en"
+
+
+def copy_claims(state: State) -> list[Claim]:
+    """The state's claims as fresh dicts a node may update."""
+    return [cast(Claim, dict(c)) for c in state.get("claims", [])]
+
+
+def first_attempt_texts(state: State) -> set[str] | None:
+    """Claim texts of the first attempt (None when there was only one)."""
+    history = state.get("history", [])
+    return {c["text"] for c in history[0]["claims"]} if history else None
+
+
+def claim_status(claim: Claim, first_texts: set[str] | None, verification: str) -> ClaimStatus:
+    """The badge of a final claim: verified / revised, or unchecked / pending / flagged."""
+    verdict = claim.get("verdict")
+    if verdict == UNCHECKED:
+        return "pending" if verification == "pending" else "unchecked"
+    if verdict != "supported":
+        return "flagged"  # only a deferred verification lets an unsupported claim stand
+    return "verified" if first_texts is None or claim["text"] in first_texts else "revised"
+
+
+def removed_claims(
+    history: list[dict[str, Any]], final: list[Claim], *, everything: bool = False
+) -> list[Claim]:
+    """Claims of earlier attempts that failed (or all, for an abstention) and were dropped."""
+    kept = {c["text"] for c in final}
+    removed: dict[str, Claim] = {}
+    for i, record in enumerate(history):
+        take_all = everything and i == len(history) - 1
+        for claim in record["claims"]:
+            failed = claim.get("verdict") != "supported"
+            if (failed or take_all) and claim["text"] not in kept:
+                removed[claim["text"]] = {**claim, "status": "removed"}
+    return list(removed.values())
+
+
+def answer_flags(evidence: list[Evidence], findings: list[Finding], regenerations: int) -> list[str]:
+    """The answer's verification flags, from its evidence, findings and revisions."""
+    flags: list[str] = []
+    best = max((e["relevance"] for e in evidence), default=0.0)
+    if evidence and best < 0.5:
+        flags.append("low_relevance")
+    if evidence and len(evidence) < 3:
+        flags.append("few_sources")
+    if regenerations:
+        flags.append("revised")
+    kinds = {f["type"] for f in findings}
+    for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",
+                 "malformed_output", "extractor_fallback", "weak_evidence",
+                 "no_answer_in_sources", "off_question"):
+        if kind in kinds:
+            flags.append(kind)
+    return flags

@@ -1,0 +1,45 @@
+"""assess_answerability: abstain before writing when none of the top passages holds the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from grounded_rag.context import Context
+from grounded_rag.nodes._parts import Parts
+from grounded_rag.nodes._shared import lang, progress, timed
+from grounded_rag.state import State
+from grounded_rag.types import Finding
+
+
+def assess_answerability(
+    state: State, config: RunnableConfig, runtime: Runtime[Context], *, parts: Parts
+) -> dict[str, Any]:
+    """Abstain early when none of the top passages contains the answer.
+
+    One short Yes/No prompt per passage and no generation; a no-op when the check is off.
+    """
+    settings = parts.settings(runtime, config)
+    judge = parts.answerability_judge(settings)
+    language = lang(state)
+    if judge is None or not judge.covers(language):
+        return {}
+    progress("assessing", language)
+    timings = dict(state.get("timings_ms") or {})
+    evidence = state.get("evidence", [])[: settings.answerability_passages]
+    with timed("answerability", timings):
+        result = judge.assess(state["question"], evidence, language=language)
+    if result["answerable"]:
+        return {"timings_ms": timings}
+    best = result["passages"][0]["source_id"] if result["passages"] else "-"
+    finding: Finding = {
+        "type": "no_answer_in_sources", "severity": "critical", "claim_index": -1,
+        "detail": (
+            f"None of the top {len(evidence)} passages seems to contain the answer: best "
+            f"answerability {result['score']:.2f} ({best}) is below {result['threshold']:.2f}; "
+            "no answer was written."
+        ),
+    }
+    return {"findings": [*state.get("findings", []), finding], "timings_ms": timings}

@@ -1,0 +1,40 @@
+"""check_citations: phantom ids, located quotes, and statements that miss the question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from grounded_rag.context import Context
+from grounded_rag.nodes._parts import Parts
+from grounded_rag.nodes._shared import lang, progress, timed
+from grounded_rag.state import State
+from grounded_rag.verification.citations import check_citations as check_statement_citations
+from grounded_rag.verification.on_question import off_question_findings
+
+
+def check_citations(
+    state: State, config: RunnableConfig, runtime: Runtime[Context], *, parts: Parts
+) -> dict[str, Any]:
+    """Deterministic checks: phantom ids, quotes, and answers that miss the question.
+
+    Phantom source ids or handles, quotes located with offsets, wrong-source quotes, and
+    (not for a reviewer's edit) statements that do not answer the question.
+    """
+    settings = parts.settings(runtime, config)
+    language = lang(state)
+    progress("checking", language)
+    timings = dict(state.get("timings_ms") or {})
+    draft = state.get("draft") or {"answerable": False, "statements": []}
+    evidence = state.get("evidence", [])
+    with timed("check_citations", timings):
+        statements, findings = check_statement_citations(
+            draft["statements"], evidence, threshold=settings.quote_match_threshold,
+        )
+        if "human_edited" not in state.get("flags", []):
+            findings += off_question_findings(state.get("question", ""), statements,
+                                              evidence, language)
+    return {"draft": {**draft, "statements": statements}, "citation_findings": findings,
+            "timings_ms": timings}

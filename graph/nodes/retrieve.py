@@ -1,0 +1,58 @@
+"""retrieve_evidence: top-k section-granular evidence, and the pre-model abstain gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from grounded_rag.context import Context
+from grounded_rag.lang import detect_language
+from grounded_rag.nodes._parts import Parts
+from grounded_rag.nodes._shared import progress, timed
+from grounded_rag.questions import check_length
+from grounded_rag.retrieval.calibration import clears_gate
+from grounded_rag.state import State
+from grounded_rag.types import Evidence, Finding
+
+
+def retrieve_evidence(
+    state: State, config: RunnableConfig, runtime: Runtime[Context], *, parts: Parts
+) -> dict[str, Any]:
+    """Retrieve top-k section-granular evidence; flag weak evidence for abstention."""
+    settings = parts.settings(runtime, config)
+    timings: dict[str, float] = {}
+    question = (state.get("question") or "").strip()
+    check_length(question)  # the one limit every surface shares; an empty one abstains
+    language = settings.language if settings.language != "auto" else detect_language(question)
+    progress("retrieving", language)
+    findings: list[Finding] = []
+    evidence: list[Evidence] = []
+    with timed("retrieve", timings):
+        if not question:
+            findings.append({"type": "empty_question", "severity": "critical",
+                             "claim_index": -1, "detail": "The question is empty."})
+        else:
+            retriever = parts.store(settings)
+            evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
+    # "other language" means other than the question's (``language`` may be forced to
+    # the language the answer is written in)
+    passes, best, cross = clears_gate(evidence, detect_language(question) if question
+                                      else language, settings.abstain_threshold)
+    if question and not passes:
+        findings.append({
+            "type": "weak_evidence", "severity": "critical", "claim_index": -1,
+            "detail": f"Best evidence relevance {best:.2f} is below the abstain threshold "
+            f"{settings.abstain_threshold:.2f} ({cross:.3f} for passages in the other "
+            "language); no model was called.",
+        })
+    # Reset everything a previous run on the same thread may have left behind.
+    return {
+        "question": question, "language": language, "evidence": evidence,
+        "findings": findings, "draft": None, "claims": [], "removed_claims": [],
+        "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
+        "max_retries": settings.max_retries, "timings_ms": timings,
+        "verification": "none", "checked_claims": 0, "verification_error": "",
+        "warnings": [],
+    }

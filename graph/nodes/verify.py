@@ -1,0 +1,124 @@
+"""verify_claims / verify_after_answer: NLI verdicts for the claims, now or after the answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from grounded_rag.context import Context
+from grounded_rag.nodes._parts import Parts
+from grounded_rag.nodes._shared import (
+    claim_status,
+    copy_claims,
+    first_attempt_texts,
+    lang,
+    progress,
+    timed,
+)
+from grounded_rag.state import State
+from grounded_rag.types import Claim, Finding
+from grounded_rag.verification.modes import (
+    failed_update,
+    judge_claims,
+    late_warnings,
+    mark_unchecked,
+    verification_state,
+)
+from grounded_rag.verification.sampling import select_claims
+from grounded_rag.verification.scores import confidence_score, grounding_score
+
+log = logging.getLogger(__name__)
+
+
+def verify_claims(
+    state: State, config: RunnableConfig, runtime: Runtime[Context], *, parts: Parts
+) -> dict[str, Any]:
+    """NLI-verify the claims the ``verify_mode`` asks for (all, a sample, or none yet)."""
+    settings = parts.settings(runtime, config)
+    language = lang(state)
+    claims = copy_claims(state)
+    if settings.verify_mode == "deferred":
+        # Returned once the citations pass; verify_after_answer judges the claims.
+        mark_unchecked(claims, [], language, pending=True)
+        return {"claims": claims, "verification": "pending" if claims else "none",
+                "checked_claims": 0}
+    if settings.verify_mode == "sampled":
+        indices = select_claims([c["text"] for c in claims], settings.verify_sample_rate)
+    else:
+        indices = list(range(len(claims)))
+    progress("verifying", language, n=len(indices))
+    timings = dict(state.get("timings_ms") or {})
+    findings = list(state.get("findings", []))
+    with timed("verify_claims", timings):
+        findings += _judge(claims, indices, state, parts, settings)
+    mark_unchecked(claims, indices, language)
+    return {"claims": claims, "findings": findings, "timings_ms": timings,
+            "verification": verification_state(claims, len(indices)),
+            "checked_claims": len(indices)}
+
+
+def verify_after_answer(
+    state: State, config: RunnableConfig, runtime: Runtime[Context], *, parts: Parts
+) -> dict[str, Any]:
+    """Deferred verification: pause (the answer is out), then verify every claim.
+
+    The pause is an interrupt, so the pending work lives in the checkpointer and survives
+    a restart; resuming the thread (``Command(resume=...)``) runs the verifier. Without a
+    checkpointer there is nothing to resume later, so the claims are verified right away.
+    A verifier that crashes leaves ``verification="failed"`` with the error, not a hang.
+    """
+    settings = parts.settings(runtime, config)
+    language = lang(state)
+    claims = copy_claims(state)
+    findings = list(state.get("findings", []))
+    info = getattr(runtime, "execution_info", None)
+    if info is not None and info.thread_id is not None:
+        interrupt({"verification": "pending", "question": state.get("question", ""),
+                   "claims": len(claims)})
+    else:
+        findings.append({
+            "type": "deferred_without_checkpointer", "severity": "info", "claim_index": -1,
+            "detail": "verify_mode 'deferred' needs a checkpointer to return the answer "
+            "before verifying it; the claims were verified before returning instead.",
+        })
+    progress("verifying", language, n=len(claims))
+    timings = dict(state.get("timings_ms") or {})
+    flags = [f for f in state.get("flags", []) if f != "verification_pending"]
+    try:
+        with timed("verify_after_answer", timings):
+            findings += _judge(claims, list(range(len(claims))), state, parts, settings)
+    except Exception as exc:  # a crash must end as "failed", never as a pending forever
+        log.warning("deferred verification failed: %s", exc, exc_info=True)
+        return {**failed_update(state, f"{type(exc).__name__}: {exc}"),
+                "findings": findings, "timings_ms": timings}
+    first_texts = first_attempt_texts(state)
+    for claim in claims:
+        claim["status"] = claim_status(claim, first_texts, "complete")
+    warnings = late_warnings(claims, language)
+    regenerations = max(0, state.get("attempts", 1) - 1)
+    confidence = confidence_score(claims, state.get("evidence", []), regenerations=regenerations)
+    needs_review = settings.review_mode and confidence < settings.review_threshold
+    flags.append("verified_after_answer")
+    if warnings:
+        flags.append("verification_warning")
+    if needs_review:
+        flags.append("needs_review")
+    return {
+        "claims": claims, "findings": findings, "timings_ms": timings, "flags": flags,
+        "verification": "complete", "checked_claims": len(claims), "warnings": warnings,
+        "verification_error": "", "confidence": confidence,
+        "grounding_score": grounding_score(claims, quote_threshold=settings.quote_match_threshold),
+        "review": {"required": True} if needs_review else {},
+    }
+
+
+def _judge(
+    claims: list[Claim], indices: list[int], state: State, parts: Parts, settings: Context
+) -> list[Finding]:
+    """Verify ``claims[i]`` for each index in place; findings for the failing ones."""
+    return judge_claims(claims, indices, state.get("evidence", []), parts.judge(settings),
+                        execution=settings.verify_execution, language=lang(state))
