@@ -124,12 +124,14 @@ def resolve_verifier(
 def local_judge_mode() -> str:
     """``$GROUNDED_RAG_JUDGE`` for the local judges.
 
-    ``head`` (trained heads), ``logit`` (plain P(Yes)), or "" for the default: heads with the
-    bundled model, the plain scorer with another GGUF.
+    ``head`` (trained heads), ``logit`` (plain P(Yes)), ``auto`` (per language, see
+    ``grounded_rag.local.verifier.AUTO_JUDGES``; for the answerability probe it means its
+    default), or "" for the default: ``auto`` with the bundled model, the plain scorer with
+    another GGUF.
     """
     mode = os.environ.get("GROUNDED_RAG_JUDGE", "").strip().lower()
-    if mode not in ("", "head", "logit"):
-        raise ValueError(f"GROUNDED_RAG_JUDGE must be 'head' or 'logit', not {mode!r}")
+    if mode not in ("", "head", "logit", "auto"):
+        raise ValueError(f"GROUNDED_RAG_JUDGE must be 'head', 'logit' or 'auto', not {mode!r}")
     return mode
 
 
@@ -150,7 +152,8 @@ def resolve_answerability(spec: str) -> AnswerabilityJudge:
             from grounded_rag.local.answerability import LocalAnswerabilityJudge
 
             _judges[(key, mode)] = LocalAnswerabilityJudge(
-                model_path=local_model_path(key), judge=mode or None)  # type: ignore[arg-type]
+                model_path=local_model_path(key),
+                judge=None if mode in ("", "auto") else mode)  # type: ignore[arg-type]
         judge: AnswerabilityJudge = _judges[(key, mode)]
         return judge
 

@@ -80,7 +80,8 @@ def run_eval(
         check_batching: also measure model calls per verifier call as claims grow.
         progress: show a tqdm progress bar on stderr.
         on_item: called with each finished item's result (e.g. for logging).
-        judge_mode: ``head`` or ``logit`` for the local judges (``$GROUNDED_RAG_JUDGE``).
+        judge_mode: ``head``, ``logit`` or ``auto`` for the local judges
+            (``$GROUNDED_RAG_JUDGE``).
         answerability: an injected answerability judge for the answer task.
     """
     from tqdm import tqdm
@@ -111,8 +112,8 @@ def run_eval(
         variant = _verify_variant(resolved)
 
     if judge_mode is not None:
-        if judge_mode not in ("head", "logit"):
-            raise ValueError(f"judge must be 'head' or 'logit', not {judge_mode!r}")
+        if judge_mode not in ("head", "logit", "auto"):
+            raise ValueError(f"judge must be 'head', 'logit' or 'auto', not {judge_mode!r}")
         os.environ["GROUNDED_RAG_JUDGE"] = judge_mode
     # The preset's judge (or an explicit verifier_model) judges both tasks' claims.
     judge_spec = verifier if verifier is not None else (resolved.verifier_model or spec)

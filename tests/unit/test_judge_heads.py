@@ -101,7 +101,31 @@ def test_logit_judge_is_the_plain_threshold_on_p_yes():
 
 def test_a_custom_model_gets_the_plain_scorer_unless_a_head_is_asked_for():
     assert LocalVerifier("local:/models/other.gguf", scorer=ScriptedScorer()).judge == "logit"  # type: ignore[arg-type]
-    assert LocalVerifier(scorer=ScriptedScorer()).judge == "head"  # type: ignore[arg-type]
+    assert LocalVerifier(scorer=ScriptedScorer()).judge == "auto"  # type: ignore[arg-type]
+
+
+def test_the_default_judge_reads_english_with_the_head_and_japanese_with_p_yes():
+    """Per language, the judge that measured best on generated answers (docs/judge.md)."""
+
+    class Both(ScriptedScorer):
+        def read_many(self, pairs, *, language="en"):
+            return [Reading(p_yes=0.6 if "OK" in c else 0.2, margin=0.0,
+                            hidden=_reading(3.0 if "OK" in c else -3.0,
+                                            3.0 if "NOT" in c else -3.0).hidden,
+                            layers=LAYERS, tokens=1, truncated=False)
+                    for _, c in pairs]
+
+    verifier = LocalVerifier(scorer=Both(), head=_claim_head())  # type: ignore[arg-type]
+    assert verifier.judge == "auto"
+    claims = [{"text": "OK 1901.", "evidence": EVIDENCE},
+              {"text": "NOT 1950.", "evidence": EVIDENCE}]
+    en = verifier.verify(claims, language="en")
+    ja = verifier.verify(claims, language="ja")
+    assert [v["judge"] for v in en] == ["head", "head"]
+    assert [v["verdict"] for v in en] == ["supported", "contradicted"]
+    assert [v["judge"] for v in ja] == ["logit", "logit"]
+    assert [v["verdict"] for v in ja] == ["supported", "neutral"]  # P(Yes) reads no contradiction
+    assert verifier.threshold_for("ja") == 0.45 and verifier.threshold_for("en") == 0.5
 
 
 def test_answerability_head_scores_each_top_passage():
