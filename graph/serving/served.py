@@ -1,0 +1,91 @@
+"""What the routes share: the served graph, its per-run config and its answers as the contract."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
+
+from grounded_rag.presets import layer_settings
+from grounded_rag.serving._deferred import DeferredVerifications, mark_deferred
+from grounded_rag.serving.metrics import RagMetrics
+
+__all__ = ["OUTPUT_KEYS", "Served", "compile_graph", "current_answer", "is_pending_review",
+           "pending_review", "run_result"]
+
+OUTPUT_KEYS = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
+               "confidence", "grounding_score", "findings", "flags", "timings_ms", "language",
+               "verification", "checked_claims", "verification_error", "warnings")
+"""The output contract's keys (issue 2), in display order."""
+
+
+class Served:
+    """What the routes share: the graph, its checkpointer, metrics and server settings."""
+
+    def __init__(self, graph: Pregel, checkpointer: Any, settings: dict[str, Any],
+                 metrics: RagMetrics, max_question_chars: int, store_dir: str | None) -> None:
+        self.graph = graph
+        self.checkpointer_spec = checkpointer
+        self.settings = settings
+        self.metrics = metrics
+        self.max_question_chars = max_question_chars
+        self.store_dir = store_dir
+        self.review_locks: dict[str, asyncio.Lock] = {}
+        self.deferred = DeferredVerifications(graph, self.config, metrics=metrics)
+
+    def config(self, settings: Mapping[str, Any], thread_id: str) -> RunnableConfig:
+        """A run's config: server settings under the request's, the thread, metrics."""
+        configurable = {**layer_settings(self.settings, settings), "thread_id": thread_id}
+        return mark_deferred({"configurable": configurable,
+                              "callbacks": [self.metrics.observer()]})
+
+
+def compile_graph(graph: Any) -> Pregel:
+    """The graph to serve: the package's workflow by default, a copy of a compiled one."""
+    if graph is None:
+        from grounded_rag.graph import builder
+
+        graph = builder
+    if isinstance(graph, StateGraph):
+        return graph.compile(name="grounded-rag")
+    if isinstance(graph, Pregel):
+        return graph.copy()
+    raise TypeError(f"graph must be a compiled graph or a StateGraph builder, got {type(graph)}")
+
+
+def is_pending_review(snapshot: Any) -> bool:
+    """Whether a thread's state is an answer paused for a person."""
+    return bool(snapshot and snapshot.next == ("review_answer",) and snapshot.interrupts)
+
+
+async def pending_review(graph: Pregel, thread_id: str) -> dict[str, Any] | None:
+    """A thread's answer paused for review, with its interrupt id; ``None`` if none is."""
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    if not is_pending_review(snapshot):
+        return None
+    payload = dict(snapshot.interrupts[0].value)
+    return {"thread_id": thread_id, "created_at": snapshot.created_at,
+            "interrupt_id": snapshot.interrupts[0].id, **payload}
+
+
+async def run_result(graph: Pregel, thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The output contract plus the thread id and review status."""
+    out: dict[str, Any] = {k: values[k] for k in OUTPUT_KEYS if k in values}
+    out["thread_id"] = thread_id
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    if is_pending_review(snapshot):
+        out["review"] = {"pending": True, **dict(snapshot.interrupts[0].value)}
+    else:
+        review = dict((snapshot.values or {}).get("review") or {}) if snapshot else {}
+        out["review"] = {"pending": False, **review}
+    return out
+
+
+async def current_answer(graph: Pregel, thread_id: str) -> dict[str, Any]:
+    """The thread's current answer as the output contract (re-read from the checkpointer)."""
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    return await run_result(graph, thread_id, (snapshot.values if snapshot else None) or {})
