@@ -461,7 +461,9 @@ def _ingest_child(path: str, embedder: str, threads: int, store: str) -> None:
 
     emb = default_embeddings(embedder)
     emb.embed_documents = timed("embed", emb.embed_documents)
-    ingest_mod.tokenize = timed("tokenize", ingest_mod.tokenize)
+    from grounded_rag.retrieval import _ingest_embed
+
+    _ingest_embed.tokenize = timed("tokenize", _ingest_embed.tokenize)
     store_mod.Store.add_vectors = timed("chroma", store_mod.Store.add_vectors)
     store_mod.Store.commit = timed("commit", store_mod.Store.commit)
     t = time.perf_counter()
