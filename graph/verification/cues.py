@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+# Re-exported: callers import the altered-copy check from here.
+from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY, altered_copy  # noqa: F401
 from grounded_rag.verification.evidence import (
     STOP_WORDS,
     content_tokens,
@@ -30,7 +31,10 @@ from grounded_rag.verification.values import (
     prepare,
     same_value,
     strip_numbers,
+    unit_name,
+    written_number,
 )
+from grounded_rag.verification.xlang import CrossContext, cross_context
 
 CueKind = Literal[
     "quantity_mismatch",
@@ -185,6 +189,11 @@ def check_claim(
     only hedges, reports or makes conditional is decided neutral. Other cues
     (something the evidence lacks) are hints for the model's verdict and its reason.
 
+    Evidence sentences in the other language than the claim (an English answer citing a
+    Japanese contract) are compared the same way, their values read in both notations
+    (45万円 = 450,000 yen, 令和9年4月1日 = April 1, 2027, 2年 = 24 months) and "the same
+    thing" judged by shared concepts (``xlang``) instead of shared words.
+
     ``question`` is the question the claim answers (the claim may be a bare answer such as
     "physician"): nothing the question itself mentions counts as missing, so the cues judge
     what the answer adds, not the question's premise.
@@ -201,16 +210,21 @@ def check_claim(
     claim_tokens = content_tokens(strip_numbers(claim))
     sentence_tokens = [content_tokens(strip_numbers(s)) for s in sentences]
     context = [overlap(claim_tokens, tokens) for tokens in sentence_tokens]
+    # Evidence in the other language shares no words with the claim: its values are read
+    # with more notations (45万円, 令和9年, 2年) and judged by shared concepts instead.
+    cross = cross_context(claim, sentences)
+    xlang = cross is not None
+    vctx = cross.widen(claim, context) if cross else context
 
     ev_dates: list[DateValue] = []
     ev_quantities: list[Quantity] = []
     for i, s in enumerate(sentences):
-        dates, rest = extract_dates(prepare(s), i)
+        dates, rest = extract_dates(prepare(s, xlang=xlang), i)
         ev_dates += dates
-        ev_quantities += extract_quantities(rest, i)
+        ev_quantities += extract_quantities(rest, i, xlang=xlang)
     all_evidence = prepare(" ".join(sentences))
-    cl_dates, cl_rest = extract_dates(prepare(claim))
-    cl_quantities = extract_quantities(cl_rest)
+    cl_dates, cl_rest = extract_dates(prepare(claim, xlang=xlang))
+    cl_quantities = extract_quantities(cl_rest, xlang=xlang)
 
     decisive: list[Cue] = []
     soft: list[Cue] = []
@@ -221,14 +235,15 @@ def check_claim(
         # A claim that lists several values of one kind ("全長3,400 mm以下、全幅1,480 mm以下")
         # matches each against its own sentence: each value is judged by the words of its
         # own clause, not by the sentence that best matches the whole claim.
-        ctx = _clause_context(cl_rest, q.text, sentence_tokens) if dims[q.dim] > 1 else context
+        ctx = _clause_context(cl_rest, q.text, sentence_tokens, cross) if dims[q.dim] > 1 else vctx
         best_equal = max((ctx[e.sentence] for e in equal), default=-1.0)
         if same_dim:
             best = max(same_dim, key=lambda e: ctx[e.sentence])
             # The value may appear elsewhere in the evidence about something else: only a
             # clearly better-matching sentence with another value contradicts the claim.
             if ctx[best.sentence] > 0 and best_equal < 0.7 * ctx[best.sentence]:
-                rivals = sorted({e.text for e in same_dim if e.sentence == best.sentence})
+                rivals = sorted({_gloss(e, lang, cross, e.sentence) for e in same_dim
+                                 if e.sentence == best.sentence})
                 decisive.append(
                     Cue(
                         "quantity_mismatch",
@@ -257,10 +272,13 @@ def check_claim(
     for d in cl_dates:
         if any(e.compatible(d) and e.shares_field(d) for e in ev_dates):
             continue
-        rivals = [e for e in ev_dates if e.shares_field(d)]
-        if rivals:
-            best_d = max(rivals, key=lambda e: context[e.sentence])
-            if context[best_d.sentence] > 0:
+        rival_dates = [e for e in ev_dates if e.shares_field(d)]
+        if rival_dates:
+            best_d = max(rival_dates, key=lambda e: vctx[e.sentence])
+            if vctx[best_d.sentence] > 0:
+                shown = best_d.text
+                if cross and cross.crossing[best_d.sentence] and _iso(best_d) not in shown:
+                    shown = f"{best_d.text} ({_iso(best_d)})"
                 decisive.append(
                     Cue(
                         "date_mismatch",
@@ -268,7 +286,7 @@ def check_claim(
                         d.text,
                         best_d.text,
                         sentences[best_d.sentence],
-                        msg["date_mismatch"].format(ev=best_d.text, cl=d.text),
+                        msg["date_mismatch"].format(ev=shown, cl=d.text),
                     )
                 )
                 continue
@@ -279,17 +297,23 @@ def check_claim(
         )
 
     lowered = all_evidence.lower()
+    # Evidence wholly in the other language spells names and words its own way: only a
+    # name written alike in both (a model number; a Latin name in a Japanese claim) can be
+    # missing from it, and an English claim's words are never in it.
+    foreign = cross if cross is not None and cross.foreign else None
     missing_names = [
         name
         for name in _entities(prepare(claim))
         if name.lower() not in lowered and name.lower() not in given
+        and not (foreign and not foreign.spelled_alike(name))
     ]
     for name in missing_names:
         soft.append(
             Cue("entity_missing", False, name, "", "", msg["entity_missing"].format(cl=name))
         )
     named = {w.lower() for name in missing_names for w in _LATIN.findall(name)}
-    words = [w for w in missing_words(claim, sentences, question) if w.lower() not in named]
+    words = [w for w in missing_words(claim, sentences, question)
+             if w.lower() not in named and not (foreign and not foreign.claim_japanese)]
     if words:
         listed = "、".join(words) if lang == "ja" else ", ".join(words)
         soft.append(
@@ -415,14 +439,39 @@ _JA_CLAUSE_END = re.compile(r"(?<=[、，])")
 _CLAUSE_SPLIT = re.compile(r"[、，;；]|,(?!\d)|(?<=[\u3400-\u9fff\u30a0-\u30ff])は")
 
 
-def _clause_context(claim: str, value: str, sentence_tokens: list[set[str]]) -> list[float]:
+def _clause_context(
+    claim: str, value: str, sentence_tokens: list[set[str]], cross: CrossContext | None = None
+) -> list[float]:
     """Context of each sentence as seen from the claim clause that holds ``value``.
 
-    ``sentence_tokens`` are the sentences' content tokens with numbers removed.
+    ``sentence_tokens`` are the sentences' content tokens with numbers removed; ``cross``
+    judges the sentences in the other language by the clause's concepts.
     """
     clause = next((c for c in _CLAUSE_SPLIT.split(claim) if value in c), claim)
     tokens = content_tokens(strip_numbers(clause)) or content_tokens(strip_numbers(claim))
-    return [overlap(tokens, sentence) for sentence in sentence_tokens]
+    context = [overlap(tokens, sentence) for sentence in sentence_tokens]
+    return cross.widen(clause, context) if cross else context
+
+
+def _gloss(q: Quantity, language: str, cross: CrossContext | None, sentence: int) -> str:
+    """``q``'s text, read out in the claim's language when it comes from the other one.
+
+    45万円 becomes "45万円 (450,000 yen)", so that the reason names both values comparably.
+    """
+    if cross is None or not cross.crossing[sentence]:
+        return q.text
+    unit = unit_name(q, language)
+    sep = "" if language == "ja" or unit in ("", "%") else " "
+    reading = f"{written_number(q)}{sep}{unit}"
+    same = re.sub(r"[\s,]", "", reading) == re.sub(r"[\s,]", "", q.text)
+    return q.text if same else f"{q.text} ({reading})"
+
+
+def _iso(d: DateValue) -> str:
+    """A date as YYYY-MM-DD, with the parts it lacks left out."""
+    parts = [f"{d.year:04d}" if d.year else "", f"{d.month:02d}" if d.month else "",
+             f"{d.day:02d}" if d.day else ""]
+    return "-".join(p for p in parts if p)
 
 
 def _related_clauses(claim: str, sentence: str) -> str:
@@ -461,93 +510,3 @@ def _forms(word: str) -> set[str]:
     if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiou":
         out.add(base[:-1])
     return out
-
-ALTERED_COPY_SIMILARITY = 0.65
-"""Similarity (difflib ratio) from which a claim counts as a rewrite of one evidence sentence."""
-
-_CONTENT_CHAR = re.compile(r"[A-Za-z0-9\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff]")
-_WORD = re.compile(r"[\w'\-]+|[^\w\s]")
-
-
-def altered_copy(
-    claim: str, sentences: Sequence[str], *, similarity: float = ALTERED_COPY_SIMILARITY
-) -> tuple[str, str, str] | None:
-    """Find an evidence sentence the claim copies closely but with a word swapped.
-
-    Returns ``(sentence, claim span, evidence span)`` for the closest sentence when the two
-    are at least ``similarity`` alike (characters for Japanese, words otherwise) and differ
-    by a *substitution* of content (kanji, katakana, letters or digits on both sides), not
-    only by words added or left out. Such a claim says something else about the very thing
-    the sentence describes: when the model does not find it supported, the cascade reports
-    it as contradicted, with the swapped words as the reason.
-    """
-    claim_n = normalize(claim).strip()
-    if not claim_n or not sentences:
-        return None
-    japanese = is_japanese(claim_n)
-
-    def units(text: str) -> list[str]:
-        return list(text) if japanese else _WORD.findall(text)
-
-    def keys(parts: list[str]) -> list[str]:
-        return parts if japanese else [p.lower() for p in parts]
-
-    claim_u = units(claim_n)
-    best: tuple[float, str, list[str], difflib.SequenceMatcher[str]] | None = None
-    for sentence in sentences:
-        sent_u = units(normalize(sentence).strip())
-        matcher = difflib.SequenceMatcher(None, keys(sent_u), keys(claim_u), autojunk=False)
-        ratio = matcher.ratio()
-        if best is None or ratio > best[0]:
-            best = (ratio, sentence, sent_u, matcher)
-    if best is None or best[0] < similarity:
-        return None
-    _, sentence, sent_u, matcher = best
-    joiner = "" if japanese else " "
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace":
-            continue
-        if japanese:
-            i1, i2 = _widen(sent_u, i1, i2)
-            j1, j2 = _widen(claim_u, j1, j2)
-        ev_span = joiner.join(sent_u[i1:i2]).strip()
-        cl_span = joiner.join(claim_u[j1:j2]).strip()
-        if _is_content(ev_span, japanese) and _is_content(cl_span, japanese):
-            return sentence.strip(), cl_span, ev_span
-    return None
-
-
-def _script(char: str) -> str:
-    if "\u30a0" <= char <= "\u30ff":
-        return "katakana"
-    if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff":
-        return "kanji"
-    if char.isascii() and char.isalnum():
-        return "latin"
-    return "other"
-
-
-def _widen(chars: list[str], start: int, end: int) -> tuple[int, int]:
-    """Grow a character span to whole runs of katakana, kanji or Latin at both ends."""
-    if start < end:
-        first, last = _script(chars[start]), _script(chars[end - 1])
-        while start > 0 and first != "other" and _script(chars[start - 1]) == first:
-            start -= 1
-        while end < len(chars) and last != "other" and _script(chars[end]) == last:
-            end += 1
-    return start, end
-
-
-def _is_content(span: str, japanese: bool) -> bool:
-    if japanese:
-        return bool(_CONTENT_CHAR.search(span))
-    words = [w for w in span.split() if _CONTENT_CHAR.search(w)]
-    return any(w.lower() not in _EN_FUNCTION for w in words)
-
-
-_EN_FUNCTION = frozenset(
-    "a an the of to in on at for and or but is are was were be been being it its this that "
-    "these those with by as from has have had do does did will would can could may might "
-    "there their they he she his her we our you your i".split()
-)
-

@@ -3,6 +3,12 @@
 ``extract_quantities`` and ``extract_dates`` read values out of text already run through
 ``prepare`` (NFKC, kanji numerals in front of a unit as digits, 1万5000 as 15000);
 ``strip_numbers`` removes them, so that sentences can be compared on their other words.
+
+``xlang=True`` (a claim and evidence in different languages) reads more notation: compound
+multipliers (1億2000万, 4万5千, 3百万, 兆, 450k), kanji numerals before 万/億/年/月,
+Japanese era years (令和9年 = 2027年), a bare 2年 as two years, and currency codes in front
+(JPY 450,000). Same-language text is read exactly as without it, so the cues (and the
+features a trained judge head reads from them) do not move for same-language pairs.
 """
 
 from __future__ import annotations
@@ -69,8 +75,10 @@ _UNIT_TABLE: list[tuple[tuple[str, ...], str, str, float]] = [
     (("回", "times"), "times", "times", 1.0),
     (("倍",), "倍", "ratio", 1.0),
 ]
-_CURRENCY_PREFIX = {"$": "USD", "¥": "JPY", "€": "EUR", "£": "GBP"}
+_CURRENCY_PREFIX = {"$": "USD", "¥": "JPY", "€": "EUR", "£": "GBP",
+                    "jpy": "JPY", "usd": "USD", "us$": "USD", "eur": "EUR", "gbp": "GBP"}
 _MULTIPLIER = {"万": 1e4, "億": 1e8, "千": 1e3, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+_MULTIPLIER_X = {**_MULTIPLIER, "兆": 1e12, "百": 1e2, "十": 10.0, "trillion": 1e12, "k": 1e3}
 
 _UNIT_LOOKUP = {
     alias: (canon, dim, factor) for aliases, canon, dim, factor in _UNIT_TABLE for alias in aliases
@@ -83,6 +91,16 @@ _QUANTITY = re.compile(
     rf"\s?(?P<unit>{_UNIT_ALT})?(?![A-Za-z])",
     re.IGNORECASE,
 )
+# Across languages: currency codes in front, compound multipliers (百万, 千万), and a bare
+# 年 after a number of years (2年, not 2年生 / 2年目 / 2年度); a four-digit year is a date.
+_QUANTITY_X = re.compile(
+    rf"(?:(?P<cur>[$¥€£]|\b(?:JPY|USD|US\$|EUR|GBP))\s?|(?<![A-Za-z\d.,]))(?P<a>{_NUM})"
+    rf"(?:\s?(?:-|–|〜|～|~|to|から)\s?(?P<b>{_NUM}))?"
+    rf"\s?(?P<mult>[十百千]?[兆億万]|千|百|thousand\b|million\b|billion\b|trillion\b|k\b)?"
+    rf"\s?(?P<unit>{_UNIT_ALT}|年(?![生目度代]))?(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_YEAR_UNIT = ("year", "time", 8760.0)
 _MONTHS = {
     m: i + 1
     for i, m in enumerate(
@@ -123,6 +141,18 @@ _KANJI_DIGITS = {
 _KANJI_NUM = re.compile(
     r"(?<![\d.,])[〇零一二三四五六七八九十百千]+(?=(?:時間|日間|日|分|秒|か月|ヶ月|カ月|年間|週間|円|人|名|回|件|個|台|歳|倍|割|パーセント))"
 )
+_KANJI_NUM_X = re.compile(
+    r"(?<![\d.,])[〇零一二三四五六七八九十百千]+(?=(?:時間|日間|日|分|秒|か月|ヶ月|カ月|年間|週間|円|人|名|回|件|個|台|歳|倍|割|パーセント|年|月|万|億|兆))"
+)
+_ERA = {"明治": 1868, "大正": 1912, "昭和": 1926, "平成": 1989, "令和": 2019}
+_ERA_YEAR = re.compile(r"(明治|大正|昭和|平成|令和)\s?(元|\d{1,2})年")
+# 1億2000万, 4万5千, 3百万, 2千万: digits each followed by a multiplier, read as one number.
+_JA_COMPOUND = re.compile(
+    r"(?<![\d.,])(?:\d+(?:\.\d+)?(?:[十百千][兆億万]?|[兆億万]))+(?:\d+(?![\d.,]))?"
+)
+_JA_GROUP = re.compile(r"(\d+(?:\.\d+)?)([十百千]?)([兆億万]?)")
+_SMALL = {"十": 10, "百": 100, "千": 1000}
+_BIG = {"兆": 1e12, "億": 1e8, "万": 1e4}
 
 
 @dataclass(frozen=True)
@@ -165,17 +195,37 @@ class DateValue:
         return any(a is not None and b is not None for a, b in pairs)
 
 
-def kanji_to_digits(text: str) -> str:
+def kanji_to_digits(text: str, *, xlang: bool = False) -> str:
     """Rewrite kanji numerals in front of a unit as digits (二十四時間 -> 24時間).
 
     十分 alone is the word "enough" (不十分, 十分な), not ten minutes, and stays as it is.
+    With ``xlang`` also in front of 年, 月, 万, 億 and 兆 (四十五万円 -> 45万円).
     """
     def digits(m: re.Match[str]) -> str:
         if m.group(0) == "十" and m.string.startswith("分", m.end()):
             return m.group(0)
         return str(_kanji_value(m.group(0)))
 
-    return _KANJI_NUM.sub(digits, text)
+    return (_KANJI_NUM_X if xlang else _KANJI_NUM).sub(digits, text)
+
+
+def _compound(m: re.Match[str]) -> str:
+    """1億2000万 -> 120000000; a single plain group (45万, 5千) is left to the multiplier."""
+    groups = _JA_GROUP.findall(m.group(0))
+    if len(groups) < 2 and not (groups and groups[0][1] and groups[0][2]):
+        return m.group(0)
+    total, section = 0.0, 0.0
+    for num, small, big in groups:
+        section += float(num) * _SMALL.get(small, 1)
+        if big:
+            total, section = total + section * _BIG[big], 0.0
+    value = total + section
+    return f"{value:,.0f}" if value == int(value) else f"{value:,}"
+
+
+def _era(m: re.Match[str]) -> str:
+    year = 1 if m[2] == "元" else int(m[2])
+    return f"{_ERA[m[1]] + year - 1}年"
 
 
 def _kanji_value(s: str) -> int:
@@ -192,9 +242,14 @@ def _kanji_value(s: str) -> int:
     return total + current
 
 
-def prepare(text: str) -> str:
-    """NFKC-normalised text with kanji numerals as digits and 1万5000 as 15000."""
-    text = kanji_to_digits(normalize(text))
+def prepare(text: str, *, xlang: bool = False) -> str:
+    """NFKC-normalised text with kanji numerals as digits and 1万5000 as 15000.
+
+    With ``xlang`` also era years as Western years and compound multipliers as one number.
+    """
+    text = kanji_to_digits(normalize(text), xlang=xlang)
+    if xlang:
+        text = _JA_COMPOUND.sub(_compound, _ERA_YEAR.sub(_era, text))
     # 1万5000円 -> 15000円
     return re.sub(r"(\d+)万(\d{1,4})(?=\D|$)", lambda m: str(int(m[1]) * 10000 + int(m[2])), text)
 
@@ -219,24 +274,37 @@ def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
     return found, "".join(chars)
 
 
-def extract_quantities(text: str, sentence: int = -1) -> list[Quantity]:
+def extract_quantities(text: str, sentence: int = -1, *, xlang: bool = False) -> list[Quantity]:
     """Find numbers with units (and bare numbers) in text already stripped of dates."""
     out: list[Quantity] = []
-    for m in _QUANTITY.finditer(text):
-        unit_raw = (m["unit"] or "").lower()
-        if m["cur"]:
-            dim, factor = _CURRENCY_PREFIX[m["cur"]], 1.0
-        elif unit_raw:
-            _, dim, factor = _UNIT_LOOKUP[unit_raw]
-        else:
-            dim, factor = "number", 1.0
-        mult = _MULTIPLIER.get((m["mult"] or "").lower(), 1.0)
+    for m in (_QUANTITY_X if xlang else _QUANTITY).finditer(text):
+        dim, factor = _unit(m)
+        mult = _mult(m)
         for raw in (m["a"], m["b"]):
             if raw is None:
                 continue
             value = float(raw.replace(",", "")) * mult * factor
             out.append(Quantity(value, dim, m.group(0).strip(), sentence))
     return out
+
+
+def _unit(m: re.Match[str]) -> tuple[str, float]:
+    """Dimension and factor to its base unit of a quantity match."""
+    unit_raw = (m["unit"] or "").lower()
+    if m["cur"]:
+        return _CURRENCY_PREFIX[m["cur"].lower()], 1.0
+    if unit_raw == "年":
+        return _YEAR_UNIT[1], _YEAR_UNIT[2]
+    if unit_raw:
+        return _UNIT_LOOKUP[unit_raw][1], _UNIT_LOOKUP[unit_raw][2]
+    return "number", 1.0
+
+
+def _mult(m: re.Match[str]) -> float:
+    word = (m["mult"] or "").lower()
+    if len(word) == 2 and word[0] in "十百千":  # 百万 = 100 x 万
+        return _MULTIPLIER_X[word[0]] * _MULTIPLIER_X[word[1]]
+    return _MULTIPLIER_X.get(word, 1.0)
 
 
 def same_value(a: float, b: float) -> bool:
@@ -251,16 +319,47 @@ def number_in(value: float, quantities: Sequence[Quantity]) -> bool:
 
 def factor_of(q: Quantity) -> float:
     """The factor from the written number to the base unit (re-parsed from its text)."""
-    m = _QUANTITY.search(q.text)
+    # The cross-language pattern reads every same-language match the same way, and the
+    # notation only it reads (2年, 百万, JPY 5) too.
+    m = _QUANTITY_X.search(q.text)
     if not m:
         return 1.0
-    unit_raw = (m["unit"] or "").lower()
-    factor = _UNIT_LOOKUP[unit_raw][2] if unit_raw and not m["cur"] else 1.0
-    return factor * _MULTIPLIER.get((m["mult"] or "").lower(), 1.0)
+    return _unit(m)[1] * _mult(m)
 
 
-def strip_numbers(text: str) -> str:
+def written_number(q: Quantity) -> str:
+    """``q``'s number as plain digits in the unit it was written in (45万円 -> 450,000)."""
+    m = _QUANTITY_X.search(q.text)
+    value = q.value / (_unit(m)[1] if m else 1.0)
+    return f"{value:,.0f}" if same_value(value, round(value)) else f"{value:,.4g}"
+
+
+def unit_name(q: Quantity, language: str) -> str:
+    """The name of ``q``'s written unit in ``language`` (円 -> yen), "" for a bare number."""
+    m = _QUANTITY_X.search(q.text)
+    if not m:
+        return ""
+    if m["cur"]:
+        canon = _CURRENCY_PREFIX[m["cur"].lower()]
+    elif (m["unit"] or "").lower() == "年":
+        canon = "year"
+    else:
+        canon = _UNIT_LOOKUP.get((m["unit"] or "").lower(), ("",))[0]
+    names = _UNIT_NAMES.get(canon)
+    return (names[language == "ja"] if names else canon)
+
+
+_UNIT_NAMES = {
+    "hour": ("hours", "時間"), "minute": ("minutes", "分"), "second": ("seconds", "秒"),
+    "day": ("days", "日"), "week": ("weeks", "週間"), "month": ("months", "か月"),
+    "year": ("years", "年"), "%": ("%", "%"), "割": ("割", "割"), "JPY": ("yen", "円"),
+    "USD": ("US dollars", "米ドル"), "EUR": ("euros", "ユーロ"), "GBP": ("pounds", "ポンド"),
+    "people": ("people", "人"), "times": ("times", "回"), "歳": ("years old", "歳"),
+}
+
+
+def strip_numbers(text: str, *, xlang: bool = False) -> str:
     """``text`` without its dates and quantities."""
-    prepared = prepare(text)
+    prepared = prepare(text, xlang=xlang)
     _, rest = extract_dates(prepared)
-    return _QUANTITY.sub(" ", rest)
+    return (_QUANTITY_X if xlang else _QUANTITY).sub(" ", rest)
