@@ -11,8 +11,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from grounded_rag.context import Context
 from grounded_rag import nodes
+from grounded_rag.context import Context
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.routing import (
     route_after_assess,

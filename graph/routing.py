@@ -54,14 +54,15 @@ def route_after_verify(
 
     Claims the mode left ``unchecked`` (sampled out, or deferred) do not block: a deferred
     answer goes out as soon as its citations pass the deterministic checks. A supported
-    answer with an ``off_question`` finding (major: it does not answer the question) is
-    revised while the budget lasts, then finalized with the ``off_question`` flag.
+    answer with an ``off_question`` finding (its statements do not address what was asked:
+    the predicate of a yes/no question, the kind of value asked for) is revised while the
+    budget lasts, then abstains: true sentences that do not answer are not an answer.
     """
     claims = state.get("claims", [])
     passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
     if claims and passing and not _has_critical(state):
         off = any(f["type"] == "off_question" for f in state.get("findings", []))
-        return "prepare_feedback" if off and _can_retry(state) else "finalize_answer"
+        return _retry_or_abstain(state) if off else "finalize_answer"
     return _retry_or_abstain(state)
 
 

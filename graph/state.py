@@ -54,6 +54,11 @@ class OutputState(TypedDict, total=False):
     warnings: list[str]
     """Claims a deferred verification found contradicted or unsupported, in the answer's
     language (the answer had already been returned)."""
+    decided_by: str
+    """The stage that decided the outcome: ``verification`` for an answer (its claims held);
+    for an abstention ``retrieval`` (nothing relevant enough, before any model call),
+    ``answerability``, ``generator`` (it declined, or its replies were unusable),
+    ``citations``, ``verification``, ``off_question`` or ``reviewer``."""
 
 
 class State(InputState, OutputState, total=False):

@@ -77,7 +77,9 @@ def removed_claims(
     return list(removed.values())
 
 
-def answer_flags(evidence: list[Evidence], findings: list[Finding], regenerations: int) -> list[str]:
+def answer_flags(
+    evidence: list[Evidence], findings: list[Finding], regenerations: int
+) -> list[str]:
     """The answer's verification flags, from its evidence, findings and revisions."""
     flags: list[str] = []
     best = max((e["relevance"] for e in evidence), default=0.0)
@@ -94,3 +96,26 @@ def answer_flags(evidence: list[Evidence], findings: list[Finding], regeneration
         if kind in kinds:
             flags.append(kind)
     return flags
+
+
+_DECIDING_FINDINGS = (
+    ("empty_question", "retrieval"), ("weak_evidence", "retrieval"),
+    ("no_answer_in_sources", "answerability"), ("rejected_by_reviewer", "reviewer"),
+    ("generator_declined", "generator"), ("malformed_output", "generator"),
+)
+
+
+def deciding_stage(findings: list[Finding], claims: list[Claim]) -> str:
+    """Which stage made a run abstain, read from its findings and last claims."""
+    kinds = {f["type"] for f in findings if f["severity"] == "critical"}
+    for kind, stage in _DECIDING_FINDINGS:
+        if kind in kinds:
+            return stage
+    if kinds:
+        return "citations"
+    verdicts = [c.get("verdict") for c in claims]
+    if verdicts and all(v in ("supported", UNCHECKED) for v in verdicts) and any(
+        f["type"] == "off_question" for f in findings
+    ):
+        return "off_question"
+    return "verification"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_claims
+from grounded_rag.nodes._shared import (
+    answer_flags,
+    deciding_stage,
+    lang,
+    progress,
+    removed_claims,
+)
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
 
@@ -24,4 +30,5 @@ def abstain_answer(state: State) -> dict[str, Any]:
         "grounding_score": 0.0, "verification": "none", "checked_claims": 0,
         "flags": answer_flags(state.get("evidence", []), state.get("findings", []),
                               max(0, state.get("attempts", 0) - 1)) + ["abstained"],
+        "decided_by": deciding_stage(state.get("findings", []), state.get("claims", [])),
     }

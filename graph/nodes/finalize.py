@@ -81,7 +81,7 @@ def finalize_answer(
         "review": {"required": True} if needs_review else {},
         "verification": verification,
         "checked_claims": state.get("checked_claims", len(claims)),
-        "verification_error": "", "warnings": [],
+        "verification_error": "", "warnings": [], "decided_by": "verification",
     }
 
 

@@ -80,6 +80,12 @@ def _write_answer(
         try:
             reply = invoke_structured(parts.chat_model(settings), CitedAnswer, messages)
             draft = _draft_from_reply(reply, evidence, view)
+            if not draft["answerable"]:
+                findings.append({
+                    "type": "generator_declined", "severity": "critical", "claim_index": -1,
+                    "detail": "The generator found no answer to the question in the evidence"
+                    + (" (it cited nothing usable)." if reply.answerable else "."),
+                })
         except StructuredOutputFailure as exc:
             draft = None
             findings.append({

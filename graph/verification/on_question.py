@@ -3,8 +3,11 @@
 A statement is *off the question* when it only restates a heading of the evidence or the
 question itself (``第7条（解除）。`` for "how much notice is needed to terminate?"), or when the
 answer as a whole lacks the kind of thing the question asks for: a number for "how much /
-how many / いくら / 何日 / 何人", a date for "when / いつ". Each such statement gets an
-``off_question`` finding (severity ``major``) whose detail tells the generator what to fix.
+how many / いくら / 何日 / 何人", a date for "when / いつ", an amount of money for "how much
+does it cost / いくら", or, for a yes/no question, any cited sentence (statement or quote)
+that speaks to what is asked rather than only to its subject (``asked.py``). Each such
+statement gets an ``off_question`` finding (severity ``major``) whose detail tells the
+generator what to fix.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
+from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
+from grounded_rag.verification import asked
 from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
 
 Kind = Literal["number", "date"]
@@ -23,13 +28,20 @@ Kind = Literal["number", "date"]
 _NUMBER_Q = re.compile(
     r"\bhow\s+(?:much|many|long|far|old|often|big|large|heavy|high|tall|wide|fast)\b"
     r"|\bwhat\s+(?:percentage|percent|amount|number|size|price|fee|rate)\b"
-    r"|いくら|いくつ|何(?:日|人|時間|時|円|回|歳|件|年|分|割|台|個|本|枚|週|名|度|倍|%|％|パーセント"
-    r"|ヶ月|か月|カ月|ヵ月|キロ|メートル|ドル)"
+    # Not 「いくつかの」「いくらでも」 (some, any), 「何年も」「何度も」 (for years, many times),
+    # 「何時代」「何分解」 (which era, what kind of decomposition), 「何人が」 (which people).
+    r"|いくら(?!でも|か)|いくつ(?!か)"
+    r"|何(?:日|時間|時|円|回|歳|件|年|分|割|台|個|本|枚|週|名|度|倍|%|％|パーセント"
+    r"|ヶ月|か月|カ月|ヵ月|キロ|メートル|ドル)(?![もか代解])"
+    r"|何人(?![もがをにでとのか])"
     r"|どのくらい|どれくらい|どれほど|どの程度|どれだけ",
     re.I,
 )
+# "When" asks for a date at the head of a question or before an auxiliary ("..., and when
+# did it close?"), not as a conjunction ("in which city was she when she fell ill?").
 _DATE_Q = re.compile(
-    r"\bwhen\b|\bwhat\s+(?:date|day|year|month|time)\b|\bby\s+what\s+date\b"
+    r"^\W*when\b|\bwhen\s+(?:is|are|was|were|do|does|did|will|would|can|could|should|has|"
+    r"have|had|must)\b|\bwhat\s+(?:date|day|year|month|time)\b|\bby\s+what\s+date\b"
     r"|いつ|何月|何日|何年|何曜",
     re.I,
 )
@@ -39,7 +51,10 @@ _WH = re.compile(
     r"|何|なに|なん|いつ|どこ|誰|だれ|どなた|いくら|いくつ|どの|どう|なぜ|どれ",
     re.I,
 )
-_CHOICE = re.compile(r"\bor\b|どちら|どっち|それとも", re.I)
+# An either/or question, or one that lists its candidates ("Of A and B, which one ...",
+# 「A、B、Cのうち」), is answered by naming one of its own words.
+_CHOICE = re.compile(r"\bor\b|\bwhich\s+(?:one|of)\b|\bbetween\b|どちら|どっち|それとも"
+                     r"|のうち|の中で|の内", re.I)
 
 _DIGIT = re.compile(r"\d")
 _NUMBER_WORD = re.compile(
@@ -139,8 +154,11 @@ def off_question_findings(
       question that asks for a thing, add no word to the question's), or all come from the
       question, only restates it (checked for questions with a question word; a yes/no or
       either/or question may be answered in its own words).
-    - When the question asks for a number or a date and no statement gives one, every
-      statement lacks it.
+    - When the question asks for a number, a date or an amount of money and no statement
+      gives one, every statement lacks it.
+    - When a yes/no question's predicate (``asked.asked_terms``: its content words less
+      its subject and the evidence's document titles) is not addressed by the statements and
+      their quotes together, no statement answers it.
 
     ``claim_index`` is the statement index, as for the citation findings.
     """
@@ -149,7 +167,12 @@ def off_question_findings(
     if not question.strip() or not statements:
         return findings
     kind = question_kind(question)
-    missing = kind is not None and not any(has_kind(s["text"], kind) for s in statements)
+    # A number is not a price: "how much is the fee?" wants an amount of money.
+    no_money = (kind == "number" and asked.asks_money(question)
+                and not any(asked.has_money(s["text"]) for s in statements))
+    missing = kind is not None and not no_money and not any(
+        has_kind(s["text"], kind) for s in statements)
+    unaddressed = _unaddressed(question, statements, evidence) if kind is None else []
     # A yes/no or either/or question may well be answered by repeating its own words.
     restating = bool(_WH.search(question)) and not _CHOICE.search(question)
     heading_tokens = [t for t in (key_tokens(h) for h in headings(evidence)) if t]
@@ -162,19 +185,49 @@ def off_question_findings(
         # 州)", for "メイン州の州都はどこですか") is an answer, not a restated heading.
         adds = {t for t in tokens - question_tokens if len(t) > 1 and not t[0].isdigit()
                 } if kind is None else set()
-        reason = ""
+        reason = kind_name = ""
         if tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
         elif tokens and tokens <= question_tokens:
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif missing and kind is not None:
             reason = texts.OFF_QUESTION_REASONS[lang][kind]
+        elif no_money:
+            reason, kind_name = asked_texts.MONEY_REASON[lang], asked_texts.MONEY_KIND[lang]
+        elif unaddressed:
+            findings.append({
+                "type": "off_question", "severity": "major", "claim_index": index,
+                "detail": asked_texts.NOT_ADDRESSED[lang].format(
+                    text=statement["text"],
+                    terms=asked_texts.TERMS_SEPARATOR[lang].join(
+                        dict.fromkeys(t.surface for t in unaddressed))),
+            })
+            continue
         if not reason:
             continue
         findings.append({
             "type": "off_question", "severity": "major", "claim_index": index,
             "detail": texts.OFF_QUESTION[lang].format(
                 text=statement["text"], reason=reason,
-                kind=texts.OFF_QUESTION_KINDS[lang][kind or "answer"]),
+                kind=kind_name or texts.OFF_QUESTION_KINDS[lang][kind or "answer"]),
         })
     return findings
+
+
+def _unaddressed(
+    question: str, statements: Sequence[Claim], evidence: Sequence[Evidence]
+) -> list[asked.Term]:
+    """The predicate words of a yes/no question that no cited sentence speaks to.
+
+    Empty when the question is not yes/no, has no predicate words, or is addressed.
+    """
+    if not asked.is_yes_no(question):
+        return []
+    # Document titles name what is asked about (the product, the rule book), not the predicate.
+    titles = [e.get("title", "").split(" > ")[0] for e in evidence]
+    terms = asked.asked_terms(question, titles)
+    cited = [s["text"] for s in statements]
+    cited += [c.get("quote", "") for s in statements for c in s.get("citations", [])]
+    if asked.addressed(terms, cited):
+        return []
+    return asked.missing_terms(terms, cited)

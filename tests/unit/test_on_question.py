@@ -125,12 +125,13 @@ def test_off_question_answer_is_revised_with_the_finding_in_the_feedback():
     assert "「第7条（解除）。」は質問に答えていません" in revise_prompt
 
 
-def test_off_question_that_persists_is_answered_with_a_flag_not_abstained():
+def test_off_question_that_persists_abstains():
     heading = answer(("第7条（解除）。", "S1.1"))
     graph, model = _graph(heading)
     out = graph.invoke({"question": "解除には何日前までに通知が必要ですか？"},
                        context=Context(max_retries=1))
-    assert out["status"] == "answered" and out["attempts"] == 2
+    assert out["status"] == "abstained" and out["attempts"] == 2
+    assert out["decided_by"] == "off_question"
     assert "off_question" in out["flags"]
     assert any(f["type"] == "off_question" and f["severity"] == "major"
                for f in out["findings"])

@@ -1,0 +1,259 @@
+"""What a question asks: the predicate of a yes/no question, or an amount of money.
+
+A yes/no question ("Can the Aurora LX-3 be carried in an airplane cabin?", 「追加の宿泊費は
+支給されますか？」) names a subject and asks a predicate about it. An answer that talks about
+the subject but never about the predicate ("The Aurora LX-3 carries a 24-month warranty")
+does not answer it. ``asked_terms`` returns the predicate's content words: the question's
+content words minus the subject (English: the noun phrase after the auxiliary; Japanese: the
+words before the last topic particle は / も, or subject particle が) and minus the words of
+the evidence's document titles (they name what is asked about). A comparison ("Are A and B
+both American?", 「AとBは同じか」) is answered by what the sources say of each compared
+thing, rarely in the question's words ("same country"), so its terms are the compared things.
+``addressed`` is true when at
+least half of them (rounded up) occur in the cited sentences, stemmed (English: Snowball;
+Japanese: Sudachi normalized forms, as BM25 indexes them). Half rather than one: a common
+verb recurs in an unrelated sense ("carries a warranty" for "be carried in a cabin").
+
+``asks_money`` tells a "how much does it cost / いくら" question; ``has_money`` whether a text
+gives an amount of money (or says it is free).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from grounded_rag.retrieval.text_analysis import sudachi_tokenizer, tokenize
+
+_EN_AUX = frozenset(
+    "can could is are was were am does do did will would should shall has have had may "
+    "might must".split()
+)
+_BE = frozenset("is are was were am".split())
+# Words that may open the subject without belonging to it.
+_EN_OPENERS = frozenset(
+    "the a an this that these those my your our their its his her both all any each every "
+    "it they he she we you i".split()
+)
+# Where the predicate of a "be" question starts, when the subject is not a name.
+_EN_PREDICATE_START = frozenset(
+    "be been being a an the both all also still ever really only always never not in on at "
+    "for with by from of to into over under within without than as more less".split()
+)
+_EN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_WH_EN = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.I)
+_WH_JA = re.compile(r"何|なに|なん(?:と|て|で|の|に|だ|です)|いつ|どこ|誰|だれ|どなた"
+                    r"|いくら|いくつ|幾|どの|どう|なぜ|どれ|どちら|どっち|どんな|いかなる|いかに")
+_COMPARE_JA = re.compile(r"同じ|異な|違う|違い|共通|両方|ともに|共に|どちらも")
+_CHOICE_EN = re.compile(r"\bor\b", re.I)
+# 「赤字か黒字か」「合法ですか？違法ですか？」「見られるか、見られないか」: either/or.
+_CHOICE_JA = re.compile(r"それとも|か[、,]|か[?？][^?？]*か"
+                        r"|か[^か、,。?？]{1,15}か\s*[?？。．!！]*\s*$")
+_YES_NO_JA = re.compile(r"(?:か|かな|かね|でしょうか)\s*[?？。．.!！]*\s*$")
+_TOPIC_JA = frozenset({"は", "も"})
+_CASE_BEFORE_TOPIC = frozenset({"で", "に", "へ", "から", "まで", "より"})
+_JA_DROP_POS = frozenset({"助詞", "助動詞", "補助記号", "空白", "記号", "代名詞", "接頭辞"})
+_JA_DROP_FORMS = frozenset(
+    {"為る", "する", "居る", "いる", "有る", "ある", "成る", "なる", "事", "こと", "物", "もの",
+     "出来る", "できる", "の", "ん"}
+)
+_COMPOUND_PARTICLE_VERBS = frozenset(
+    {"おく", "於く", "関する", "つく", "就く", "付く", "よる", "因る", "依る", "対する", "とる",
+     "取る", "する", "わたる", "渡る", "かける", "掛ける", "伴う", "基づく"}
+)
+_LATIN = re.compile(r"^[a-z0-9][a-z0-9'\-.]*$")
+
+_MONEY_Q = re.compile(
+    r"\bhow\s+much\b(?:(?!\?).)*\b(?:cost|costs|costed|fee|fees|price|priced|pay|pays|paid|"
+    r"charge|charged|charges|spend|spent|earn|earned|earns|worth|rent|salary|wage|fine|"
+    r"tuition|money|dollars?|sell|sold|buy|bought|budget|refund|deposit|premium|allowance)\b"
+    r"|\bhow\s+much\s+(?:is|are|was|were|will|would)\s+(?:the|a|an|this|that|it)?\s*"
+    r"(?:\w+\s+)?(?:fee|price|cost|rent|salary|fare|charge|allowance|deposit|premium)s?\b"
+    r"|\bwhat\s+(?:is|was|are|were)\s+the\s+(?:\w+\s+)?(?:price|cost|fee|fare|salary)s?\b"
+    r"|\bhow\s+much\s+money\b"
+    r"|いくら(?!か|でも)"
+    r"|(?:料金|費用|金額|価格|値段|代金|運賃|給与|給料|手当|賃金|家賃|手数料|会費|月額|年額)"
+    r"[^?？。]*(?:どのくらい|どれくらい|どの程度|どれほど)",
+    re.I | re.S,
+)
+# 「長さは、いくらですか」 asks for a measure, not a price.
+_MEASURE = re.compile(r"長さ|重さ|高さ|深さ|広さ|距離|面積|体積|容量|大きさ|速さ|速度|温度"
+                      r"|割合|比率"
+                      r"|\b(?:long|tall|heavy|far|length|weight|height|distance|area)\b", re.I)
+# An amount of money, or a share of one ("3分の2", "10% of the order value"): "how much of
+# the GDP" is answered by a share. "何ドル" asks for a number only (the unit is asked).
+_MONEY = re.compile(
+    r"[$¥€£￥]|\d[\d,.]*\s*[十百千万億兆]*\s*(?:円|ドル|ユーロ|ポンド|元|ウォン)"
+    r"|[十百千万億兆]円|\d\s*(?:%|パーセント|割)|分の\d|\bper\s*cent\b|\bpercent\b"
+    r"|\b(?:dollars?|cents?|yen|euros?|pounds?|usd|jpy|eur|gbp)\b"
+    r"|\bfree\b|\bno\s+(?:charge|cost|fee)\b|\bat\s+no\s+cost\b|\bcomplimentary\b"
+    r"|無料|無償|タダ|不要|かからない|かかりません",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    """A content word of the question: as written, and as the tokenizer indexes it."""
+
+    surface: str
+    token: str
+
+
+def is_yes_no(question: str) -> bool:
+    """True for a yes/no question (not a wh- or either/or question)."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    if not text:
+        return False
+    words = _EN_WORD.findall(text)
+    if _has_japanese(text):
+        return bool(_YES_NO_JA.search(text) and not _WH_JA.search(text)
+                    and not _CHOICE_JA.search(text))
+    return bool(words and words[0].lower() in _EN_AUX and not _CHOICE_EN.search(text)
+                and not _WH_EN.match(words[1] if len(words) > 1 else ""))
+
+
+def asked_terms(question: str, titles: Iterable[str] = ()) -> list[Term]:
+    """Content words of a yes/no question's predicate, in question order (may be empty)."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    known = {t for title in titles for t in tokenize(title)}
+    terms = _ja_terms(text) if _has_japanese(text) else _en_terms(text)
+    seen: set[str] = set()
+    out: list[Term] = []
+    for term in terms:
+        if term.token in known or term.token in seen:
+            continue
+        seen.add(term.token)
+        out.append(term)
+    return out
+
+
+def addressed(terms: Sequence[Term], texts: Iterable[str]) -> bool:
+    """True when at least half of ``terms`` (rounded up) occur in ``texts``."""
+    if not terms:
+        return True
+    tokens = {t for text in texts for t in tokenize(text)}
+    found = sum(1 for term in terms if _occurs(term.token, tokens))
+    return 2 * found >= len(terms)
+
+
+def missing_terms(terms: Sequence[Term], texts: Iterable[str]) -> list[Term]:
+    """The ``terms`` that occur in none of ``texts``."""
+    tokens = {t for text in texts for t in tokenize(text)}
+    return [term for term in terms if not _occurs(term.token, tokens)]
+
+
+def asks_money(question: str) -> bool:
+    """True when the question asks for an amount of money (a price, fee, wage, いくら)."""
+    text = unicodedata.normalize("NFKC", question)
+    return bool(_MONEY_Q.search(text)) and not _MEASURE.search(text)
+
+
+def has_money(text: str) -> bool:
+    """True when ``text`` gives an amount of money, or says that something is free."""
+    return bool(_MONEY.search(unicodedata.normalize("NFKC", text)))
+
+
+def _has_japanese(text: str) -> bool:
+    return re.search(r"[\u3040-\u30ff\u3400-\u9fff]", text) is not None
+
+
+def _occurs(token: str, tokens: set[str]) -> bool:
+    if token in tokens:
+        return True
+    # A close variant: the stemmer leaves "america" / "american" apart.
+    if len(token) >= 6 and _LATIN.match(token):
+        return any(len(t) >= 6 and t[:6] == token[:6] for t in tokens)
+    return False
+
+
+def _en_terms(text: str) -> list[Term]:
+    words = _EN_WORD.findall(text)
+    if not words or words[0].lower() not in _EN_AUX:
+        return _terms(words)
+    subject, predicate = _en_split(words)
+    if any(w.lower() in ("and", "&") for w in subject):
+        # "Are Sparta and King Charles both from the same country?": the sources answer it by
+        # what they say of each compared thing, rarely in the question's own words.
+        return _terms([w for w in subject if w.lower() not in _EN_OPENERS | {"and", "of", "&"}])
+    return _terms(predicate)
+
+
+def _en_split(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(subject words, predicate words) of an English yes/no question, the auxiliary dropped."""
+    aux, rest = words[0].lower(), list(words[1:])
+    if rest and rest[0].lower() == "there":  # "Is there a lounge?": all of it is asked
+        return [], rest[1:]
+    i = 0
+    while i < len(rest) and rest[i].lower() in _EN_OPENERS:
+        i += 1
+    start = i
+    if i < len(rest) and _is_name(rest[i]):
+        # "the Aurora LX-3", "Pam Veasey and Jon Jost": a name, joined by and / of / &.
+        while i < len(rest) and (_is_name(rest[i]) or (
+                rest[i].lower() in ("and", "of", "&") and i + 1 < len(rest)
+                and _is_name(rest[i + 1]))):
+            i += 1
+    elif aux in _BE:
+        # "Is the monthly fee refundable?": up to a predicate marker, else all but the last.
+        while i < len(rest) - 1 and not _starts_predicate(rest[i], i > start):
+            i += 1
+    elif i < len(rest):
+        i += 1  # "Does the fee include tax?": the head noun cannot be told from the verb
+    return rest[:i], rest[i:]
+
+
+def _is_name(word: str) -> bool:
+    return word[:1].isupper() or any(c.isdigit() for c in word)
+
+
+def _starts_predicate(word: str, after_subject: bool) -> bool:
+    low = word.lower()
+    return low in _EN_PREDICATE_START or (after_subject and (
+        low.endswith(("ed", "en", "ly")) and len(low) > 3))
+
+
+def _terms(words: Sequence[str]) -> list[Term]:
+    out = []
+    for word in words:
+        for token in tokenize(word):
+            out.append(Term(word, token))
+    return out
+
+
+def _ja_terms(text: str) -> list[Term]:
+    """Content words after the last topic (は / も) or, failing that, subject (が) particle."""
+    morphemes = list(sudachi_tokenizer().tokenize(text.lower()))
+    content: list[tuple[int, Term]] = []
+    topic = subject = -1
+    for i, m in enumerate(morphemes):
+        pos = m.part_of_speech()
+        surface = m.surface()
+        if pos[0] == "助詞":
+            previous = morphemes[i - 1].surface() if i else ""
+            if surface in _TOPIC_JA and previous not in _CASE_BEFORE_TOPIC:
+                topic = i  # 「海外では」 is a place, not the topic
+            elif surface == "が" and pos[1] == "格助詞":
+                subject = i
+            continue
+        if pos[0] in _JA_DROP_POS or pos[1] == "非自立可能":
+            continue
+        if pos[0] == "動詞" and i and morphemes[i - 1].surface() in ("に", "と") and (
+                m.dictionary_form() in _COMPOUND_PARTICLE_VERBS):
+            continue  # 「において」「に関して」「によって」 work as particles
+        if _LATIN.match(surface):
+            content += [(i, Term(surface, t)) for t in tokenize(surface)]
+            continue
+        form = m.normalized_form()
+        if form in _JA_DROP_FORMS:
+            continue
+        content.append((i, Term(surface, form)))
+    cut = topic if topic >= 0 else subject
+    if topic >= 0 and _COMPARE_JA.search(text):
+        # 「AとBは同じか」: answered by what the sources say of each compared thing.
+        return [term for i, term in content if i < topic]
+    after = [term for i, term in content if i > cut]
+    # 「在宅勤務手当はありますか」: the predicate is only ある; what is asked about is the topic.
+    return after or [term for _, term in content]

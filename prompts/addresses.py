@@ -1,0 +1,26 @@
+"""Text of the ``off_question`` findings for answers that miss what a question asks."""
+
+from __future__ import annotations
+
+NOT_ADDRESSED = {
+    "en": 'Statement "{text}" does not answer the question: no cited sentence speaks to what '
+          'it asks ("{terms}"). If a source says it, answer with that and cite the sentence '
+          "that says it; if no source says it, answer that the sources do not say.",
+    "ja": "「{text}」は質問に答えていません"
+          "（質問の「{terms}」について述べた文が引用にありません）。"
+          "資料に書かれていればその文を出典にして答え、どの資料にも書かれていなければ"
+          "資料からは確認できないと答えてください。",
+}
+"""Detail of an ``off_question`` finding for a yes/no question whose predicate is not addressed.
+
+``{terms}`` lists the question's own words for what it asks (``carried, airplane, cabin``).
+"""
+
+TERMS_SEPARATOR = {"en": '", "', "ja": "」「"}
+"""How the asked words are joined inside ``{terms}``."""
+
+MONEY_REASON = {"en": "it gives no amount of money", "ja": "金額がありません"}
+"""Reason for a "how much / いくら" question answered without an amount of money."""
+
+MONEY_KIND = {"en": "amount of money", "ja": "金額"}
+"""What a "how much / いくら" question asks for, in the revision prompt."""
