@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.graph import END
-
 from grounded_rag.state import State
 
 
@@ -80,7 +78,7 @@ def route_after_deferred(state: State) -> Literal["review_answer", "__end__"]:
     review = state.get("review") or {}
     if review.get("required") and not review.get("action"):
         return "review_answer"
-    return END
+    return "__end__"
 
 
 def route_after_review(state: State) -> Literal["check_citations", "abstain_answer", "__end__"]:
@@ -90,4 +88,4 @@ def route_after_review(state: State) -> Literal["check_citations", "abstain_answ
         return "abstain_answer"
     if action == "edit":
         return "check_citations"
-    return END
+    return "__end__"

@@ -61,7 +61,7 @@ class OutputState(TypedDict, total=False):
     ``citations``, ``verification``, ``off_question`` or ``reviewer``."""
 
 
-class State(InputState, OutputState, total=False):
+class State(InputState, OutputState, total=False):  # type: ignore[misc]
     """Full working state of one run."""
 
     evidence: list[Evidence]

@@ -116,8 +116,10 @@ def verify_item(item: EvalItem, verifier: InstrumentedVerifier, *, mode: str = "
     the reader sees the verdicts, not which claims get one).
     """
     evidence = [as_evidence(s) for s in item.sources]
-    asked = {"question": item.claim_question} if item.claim_question else {}
-    to_check = [ClaimToCheck(text=c, evidence=evidence, **asked) for c in item.claims]
+    to_check = [ClaimToCheck(text=c, evidence=evidence) for c in item.claims]
+    if item.claim_question:
+        for check in to_check:
+            check["question"] = item.claim_question
     chosen = (select_claims(item.claims, sample_rate) if mode == "sampled"
               else list(range(len(to_check))))
     before = verifier.counts()

@@ -139,7 +139,7 @@ class JudgeHead:
         for name, clf in self.classifiers.items():
             arrays.update(clf.arrays(name))
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path.with_suffix(".npz"), **arrays)
+        np.savez_compressed(path.with_suffix(".npz"), **arrays)  # type: ignore[arg-type]
         spec = {
             "format": HEAD_FORMAT, "task": self.task, "layers": list(self.layers),
             "extras": list(self.extras), "use_margin": self.use_margin,

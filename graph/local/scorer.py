@@ -192,7 +192,7 @@ def _single_token_ids(rt: LocalRuntime, words: Sequence[str]) -> list[int]:
     return ids
 
 
-def _logsumexp(values: Sequence[float]) -> float:
+def _logsumexp(values: Sequence[float] | np.ndarray) -> float:
     top = max(values)
     return top + math.log(sum(math.exp(v - top) for v in values))
 

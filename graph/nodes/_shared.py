@@ -73,7 +73,7 @@ def removed_claims(
         for claim in record["claims"]:
             failed = claim.get("verdict") != "supported"
             if (failed or take_all) and claim["text"] not in kept:
-                removed[claim["text"]] = {**claim, "status": "removed"}
+                removed[claim["text"]] = cast(Claim, {**claim, "status": "removed"})
     return list(removed.values())
 
 

@@ -73,8 +73,10 @@ class CachedEmbeddings:
         missing = sorted(
             {i for i, k in enumerate(keys) if k not in have}, key=lambda i: len(texts[i])
         )
-        seen: set[str] = set()
-        todo = [i for i in missing if not (keys[i] in seen or seen.add(keys[i]))]
+        first_of: dict[str, int] = {}
+        for i in missing:  # one embedding per distinct text
+            first_of.setdefault(keys[i], i)
+        todo = list(first_of.values())
         t0 = time.perf_counter()
         for b in range(0, len(todo), batch):
             idx = todo[b : b + batch]
@@ -115,9 +117,10 @@ class CachedEmbeddings:
         keys = [self._key("q", t) for t in texts]
         have = self._get(keys)
         rows = []
+        known = set(have)
         for t, k in zip(texts, keys, strict=True):
-            if k not in have:
+            if k not in known:
                 rows.append((k, np.asarray(self.inner.embed_query(t), dtype=np.float32).tobytes()))
-                have[k] = None
+                known.add(k)
         self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
         self._db.commit()

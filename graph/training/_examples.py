@@ -274,8 +274,8 @@ def _squad_answerable(plan: SetPlan, seed: int) -> list[JudgeExample]:
         same = [c for c in by_title[title] if c[0] != gold["id"]]
         negative = _nearest(item.question, same, holds)
         if negative is None:  # a one-passage article: the closest passage elsewhere
-            pool = [(d["id"], d["text"]) for d in corpus.values() if d["id"] != gold["id"]]
-            negative = _nearest(item.question, pool, holds)
+            elsewhere = [(d["id"], d["text"]) for d in corpus.values() if d["id"] != gold["id"]]
+            negative = _nearest(item.question, elsewhere, holds)
         if negative is None:
             continue
         keys = [f"title:{title}", f"src:{_h(gold['text'])}", f"src:{_h(negative[1])}"]

@@ -9,7 +9,7 @@ claim in parallel), and write verdicts and findings back. Claims left out are ma
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
@@ -18,7 +18,7 @@ from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 MAX_EVIDENCE_PER_CLAIM = 3
 """Chunks a claim is judged against: its cited ones first, then the best other ones."""
 
-UNCHECKED = "unchecked"
+UNCHECKED: Literal["unchecked"] = "unchecked"
 """The verdict of a claim the verifier did not judge."""
 
 _PARALLEL_MAX_WORKERS = 8
