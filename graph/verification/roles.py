@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _CASE = {"が": "actor", "を": "object", "に": "object"}
 _MARKERS = frozenset({"が", "を", "に", "は"})
@@ -45,8 +46,13 @@ class Clause:
     """True when a verb modifies a noun (a relative clause: roles are not compared)."""
 
 
+@lru_cache(maxsize=4096)
 def analyse(text: str) -> Clause:
-    """Noun phrases with their case particles, the predicates and the voice of ``text``."""
+    """Noun phrases with their case particles, the predicates and the voice of ``text``.
+
+    Memoised: the cascade and the judge's feature builder both check a claim against its
+    evidence sentences, and the analysis of a text never changes.
+    """
     from grounded_rag.retrieval.text_analysis import sudachi_tokenizer
 
     phrases: list[tuple[str, str]] = []
