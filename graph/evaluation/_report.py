@@ -165,7 +165,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                           r["claims_per_second"]] for r in check["rows"]])
         lines.append(f"\nconstant: {check['constant']}")
     if report.get("targets"):
-        lines += ["", "## Targets (issue 6)", ""]
+        lines += ["", "## Targets", ""]
         lines += _table(["target", "goal", "value", "met"],
                         [[t["label"], t["goal"], t["value"], t["met"]] for t in report["targets"]])
     if report.get("references"):

@@ -19,8 +19,8 @@ __all__ = ["OUTPUT_KEYS", "Served", "compile_graph", "current_answer", "is_pendi
 
 OUTPUT_KEYS = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
                "confidence", "grounding_score", "findings", "flags", "timings_ms", "language",
-               "verification", "checked_claims", "verification_error", "warnings")
-"""The output contract's keys (issue 2), in display order."""
+               "verification", "checked_claims", "verification_error", "warnings", "decided_by")
+"""The output contract's keys, in display order."""
 
 
 class Served:
