@@ -19,7 +19,10 @@ def register(sub: Any) -> None:
             "HaluEval QA / summarization, JHARS, JNLI, JSICK, JaNLI, SciFact, ExpertQA "
             "(--task verify) and JSQuAD, JaQuAD, SciFact, NoMIRACL (--task answer). FILE may "
             "be a path, a folder, or a short name (jnli, jhars, halueval_qa, nomiracl, ...). "
-            "Per-item results are cached under OUT/cache, so a stopped run resumes."
+            "Per-item results are cached under OUT/cache, so a stopped run resumes. "
+            "FILE small-corpus builds many small collections from the dev sets and measures "
+            "the answer-or-abstain decision on them (--mode gate: retrieval and the "
+            "pre-model gate, no LLM; --mode loop: the whole graph)."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="dataset file(s) or names")
@@ -55,6 +58,12 @@ def register(sub: Any) -> None:
                         help="answer task: per-fold answerability heads written by "
                         "`grounded-rag train-judge` (each query is judged by the head that "
                         "never saw it)")
+    parser.add_argument("--mode", choices=["gate", "loop"], default="gate",
+                        help="small-corpus: gate (retrieval + abstain gate, no LLM; default) "
+                        "or loop (the whole graph per question)")
+    parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both",
+                        help="small-corpus: which part to report (collections split by id "
+                        "hash; thresholds are fitted on dev only); default both")
     parser.add_argument("--json", action="store_true", help="print the report(s) as JSON")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(func=run)
@@ -113,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
             answerability = FoldedAnswerabilityJudge.from_dir(args.answerability_heads)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
+    if "small-corpus" in args.files:
+        if len(args.files) > 1:
+            raise CommandError("small-corpus runs on its own; give it as the only FILE",
+                               code=EXIT_USAGE, kind="invalid_option")
+        return _run_small_corpus(args, settings)
     reports = []
     status = 0
     for name in args.files:
@@ -146,3 +160,30 @@ def run(args: argparse.Namespace) -> int:
         payload: Any = reports[0] if len(reports) == 1 else reports
         print_json(payload)
     return status
+
+
+def _run_small_corpus(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    from grounded_rag.evaluation import DatasetError
+    from grounded_rag.evaluation._small_corpus_run import run_small_corpus
+    from grounded_rag.models import MissingExtraError
+
+    try:
+        report = run_small_corpus(
+            mode=args.mode, split=args.split, limit=args.limit, seed=args.seed,
+            settings=settings, model=args.model, out_dir=args.out, resume=args.resume,
+            progress=not args.no_progress)
+    except MissingExtraError as exc:
+        print(f"skipped small-corpus: {clean(exc)}", file=sys.stderr)
+        return EXIT_NOT_READY
+    except (DatasetError, ValueError) as exc:
+        print(f"skipped small-corpus: {clean(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print_json({k: v for k, v in report.items() if k != "markdown"})
+        return 0
+    print(clean(report["markdown"]))
+    files = report.get("files", {})
+    if files:
+        print(f"report: {clean(files['markdown'])}  items: {clean(files['items'])}")
+    print(f"{report['mode']} mode: {report['duration_s']} s")
+    return 0
