@@ -48,34 +48,37 @@ def default_retriever_factory() -> RetrieverFactory:
 
 
 def cross_ratio() -> float:
-    """Other-language gate / same-language gate (the product scales both together)."""
+    """Other-language gate / same-language gate for a user's number (scaled together)."""
     from grounded_rag.retrieval.calibration import cross_language_threshold
 
     return cross_language_threshold(1.0)
 
 
-def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]], threshold: float,
-                n_sections: int) -> dict[str, Any]:
+def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
+                threshold: float | None, n_sections: int) -> dict[str, Any]:
     """What gate mode keeps of one question's retrieval."""
     from grounded_rag.lang import detect_language
     from grounded_rag.retrieval.calibration import clears_gate
     from grounded_rag.retrieval.text_analysis import is_japanese_text
 
     asked = detect_language(item.question)  # the graph gates on the detected language
-    passes, best, _ = clears_gate(evidence, asked, threshold)
+    passes, best, same_gate, cross_gate = clears_gate(evidence, asked, threshold)
     same = max((float(e["relevance"]) for e in evidence
                 if is_japanese_text(str(e.get("text", ""))) == (asked == "ja")), default=0.0)
     cross = max((float(e["relevance"]) for e in evidence
                  if is_japanese_text(str(e.get("text", ""))) != (asked == "ja")), default=0.0)
-    # The highest main threshold at which the gate still lets this question through.
-    score = max(same, cross / cross_ratio() if cross > 0 else 0.0)
+    # The highest same-language threshold at which the gate still lets this question
+    # through (other-language evidence counted on the same-language scale).
+    scale = same_gate / cross_gate if cross_gate > 0 else 1.0
+    score = max(same, cross * scale if cross > 0 else 0.0)
     gold = set(item.gold_doc_ids)
     rank = next((n for n, e in enumerate(evidence, 1) if e["doc_id"] in gold), None)
     record: dict[str, Any] = {
         "id": item.id, "collection": item.collection, "split": item.split,
         "language": item.language, "type": item.group, "answerable": item.answerable,
         "best_relevance": round(best, 4), "same_language": round(same, 4),
-        "other_language": round(cross, 4), "gate_score": round(score, 4), "kept": passes,
+        "other_language": round(cross, 4), "gate_score": round(score, 6), "kept": passes,
+        "gate": same_gate,
         "gold_rank": rank if gold else None, "n_sections": n_sections, "k": len(evidence),
     }
     if item.qtype == CROSS:
@@ -97,7 +100,7 @@ def fit_threshold(scores: list[float], keep: float = KEEP_SHARE) -> float | None
 
 
 def run_gate(items: list[SmallCorpusItem], collections: dict[str, Collection], *,
-             top_k: int, threshold: float, factory: RetrieverFactory | None = None,
+             top_k: int, threshold: float | None, factory: RetrieverFactory | None = None,
              progress: bool = True) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Retrieve every question from its own collection; records and timings."""
     factory = factory or default_retriever_factory()
@@ -125,10 +128,14 @@ def run_gate(items: list[SmallCorpusItem], collections: dict[str, Collection], *
 def fitted_thresholds(dev_records: list[dict[str, Any]]) -> dict[str, float | None]:
     """Per question language and overall: the threshold keeping 98% of answerable dev ones."""
     out: dict[str, float | None] = {}
-    for lang in ("ja", "en", "all"):
+    for lang in ("ja", "en"):
         scores = [r["gate_score"] for r in dev_records
-                  if r["answerable"] and (lang == "all" or r["language"] == lang)]
+                  if r["answerable"] and r["language"] == lang]
         out[lang] = fit_threshold(scores)
+    # Both languages together, as a multiple of each question's own gate.
+    multiples = [r["gate_score"] / r["gate"] for r in dev_records
+                 if r["answerable"] and r.get("gate", 0) > 0]
+    out["all"] = fit_threshold(multiples)
     return out
 
 
@@ -182,7 +189,7 @@ def gate_summary(records: list[dict[str, Any]], fitted: dict[str, float | None])
     return out
 
 
-def gate_report(records_by_split: dict[str, list[dict[str, Any]]], *, threshold: float,
+def gate_report(records_by_split: dict[str, list[dict[str, Any]]], *, threshold: float | None,
                 top_k: int, dev_records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The gate-mode report: thresholds fitted on dev only, applied to every part shown.
 
@@ -192,10 +199,15 @@ def gate_report(records_by_split: dict[str, list[dict[str, Any]]], *, threshold:
     dev = dev_records if dev_records is not None else records_by_split.get(DEV, [])
     fitted = fitted_thresholds(dev)
     consistency = sum(1 for recs in records_by_split.values() for r in recs
-                      if r["kept"] != (r["gate_score"] >= threshold))
+                      if r["kept"] != (r["gate_score"] >= r.get("gate", threshold or 0.0)))
+    from grounded_rag.retrieval.calibration import DEFAULT_GATES
+
     return {
-        "mode": "gate", "threshold": threshold,
-        "cross_language_threshold": round(threshold * cross_ratio(), 4), "top_k": top_k,
+        "mode": "gate",
+        "threshold": threshold if threshold is not None
+        else f"per language (ja {DEFAULT_GATES['ja']:g}, en {DEFAULT_GATES['en']:g})",
+        "cross_language_threshold": round(threshold * cross_ratio(), 4)
+        if threshold is not None else DEFAULT_GATES["cross"], "top_k": top_k,
         "fitted_on": "dev answerable questions", "keep_share": KEEP_SHARE, "fitted": fitted,
         # gate_score >= threshold must say what clears_gate said; non-zero means the score
         # no longer mirrors the product's gate
@@ -224,7 +236,8 @@ def gate_markdown(report: dict[str, Any]) -> str:
         f"Gate at abstain_threshold {report['threshold']} (other-language evidence "
         f"{report['cross_language_threshold']}), top_k {k}. Fitted = the highest threshold "
         f"keeping >= {report['keep_share']:.0%} of answerable dev questions: "
-        f"ja {_fmt4(fitted['ja'])}, en {_fmt4(fitted['en'])}, both {_fmt4(fitted['all'])} "
+        f"ja {_fmt4(fitted['ja'])}, en {_fmt4(fitted['en'])}, both x{_fmt(fitted['all'])} "
+        "of each language's gate "
         "(fitted on dev only; relevance is rounded to 4 places).", ""]
     for split, part in report["splits"].items():
         lines += [f"**{split}** ({part['n']} questions)", "",

@@ -99,7 +99,8 @@ def answer_flags(
 
 
 _DECIDING_FINDINGS = (
-    ("empty_question", "retrieval"), ("weak_evidence", "retrieval"),
+    ("empty_question", "retrieval"), ("no_content_words", "retrieval"),
+    ("weak_evidence", "retrieval"),
     ("no_answer_in_sources", "answerability"), ("rejected_by_reviewer", "reviewer"),
     ("generator_declined", "generator"), ("malformed_output", "generator"),
 )

@@ -13,6 +13,7 @@ from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import progress, timed
 from grounded_rag.questions import check_length
 from grounded_rag.retrieval.calibration import clears_gate
+from grounded_rag.retrieval.hybrid import coverage_terms
 from grounded_rag.state import State
 from grounded_rag.types import Evidence, Finding
 
@@ -33,19 +34,26 @@ def retrieve_evidence(
         if not question:
             findings.append({"type": "empty_question", "severity": "critical",
                              "claim_index": -1, "detail": "The question is empty."})
+        elif _only_function_words(question):
+            # "?", "それは？", "What is it?": nothing to look for, so nothing can answer it
+            findings.append({"type": "no_content_words", "severity": "critical",
+                             "claim_index": -1,
+                             "detail": "The question names nothing to look for (no content "
+                             "words); no model was called."})
         else:
             retriever = parts.store(settings)
             evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
     # "other language" means other than the question's (``language`` may be forced to
     # the language the answer is written in)
-    passes, best, cross = clears_gate(evidence, detect_language(question) if question
-                                      else language, settings.abstain_threshold)
-    if question and not passes:
+    passes, best, same_gate, cross_gate = clears_gate(
+        evidence, detect_language(question) if question else language,
+        settings.abstain_threshold)
+    if question and not passes and not findings:
         findings.append({
             "type": "weak_evidence", "severity": "critical", "claim_index": -1,
-            "detail": f"Best evidence relevance {best:.2f} is below the abstain threshold "
-            f"{settings.abstain_threshold:.2f} ({cross:.3f} for passages in the other "
-            "language); no model was called.",
+            "detail": f"Nothing in the store is about this question: best evidence relevance "
+            f"{best:.4f} is below the abstain threshold {same_gate:g} ({cross_gate:g} for "
+            "passages in the other language); no model was called.",
         })
     # Reset everything a previous run on the same thread may have left behind.
     return {
@@ -56,3 +64,11 @@ def retrieve_evidence(
         "verification": "none", "checked_claims": 0, "verification_error": "",
         "warnings": [],
     }
+
+
+def _only_function_words(question: str) -> bool:
+    """Words, but none that names anything to look for ("それは？", "What is it?")."""
+    from grounded_rag.verification.evidence import content_tokens
+
+    letters = sum(ch.isalpha() for ch in question)
+    return letters >= 2 and not coverage_terms(question) and not content_tokens(question)

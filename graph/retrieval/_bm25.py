@@ -59,8 +59,14 @@ class BM25Index:
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self.keys[i], float(scores[i])) for i in top if scores[i] > 0]
 
-    def idf(self, token: str) -> float:
-        """Smoothed inverse document frequency (unknown tokens get the maximum)."""
+    def idf(self, token: str, *, min_docs: int = 0) -> float:
+        """Smoothed inverse document frequency (unknown tokens get the maximum).
+
+        ``min_docs`` counts a smaller index as that many documents, the rest without the
+        token: in a store of ten sections a word of the topic is in every one of them and
+        would weigh nothing, although a larger collection would find it informative.
+        """
         i = self._vocab.get(token)
         df = int(self._df[i]) if i is not None and i < len(self._df) else 0
-        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+        n = max(self.n_docs, min_docs)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))

@@ -54,66 +54,107 @@ set; gold in the top 20 for 45), mean predicted 0.045 = actual 0.045.
 """
 
 
-DEFAULT_ABSTAIN_THRESHOLD: float = 0.26
-"""Best-evidence relevance below which the graph abstains before any model call.
+LARGE_POOL_ABSTAIN_THRESHOLD: float = 0.26
+"""The gate of earlier builds (``abstain_threshold=0.26``), fitted on large pools.
 
-Chosen for the default embedder (multilingual-e5) on NoMIRACL dev (ja + en, 197 queries,
-pooled corpus per language) as the highest threshold that still answers >= 90% of the
-answerable queries over both languages: ja answers 84% of answerable / abstains on 33% of
-unanswerable, en 100% / 0%. English relevance is over-confident (its coefficients come
-from an easy pool), so the pooled rule lets Japanese carry the cut. ROC AUC of the best
-relevance 0.661 ja, 0.610 en (NoMIRACL negatives are topically close by construction), so
-this gate only removes questions nothing in the store is about; "related but does not
-answer" is left to the verifier stage. MiniLM's curve gave 0.06 (ja 84% / 19%, en 98% /
-6%); rerun ``benchmarks/calibrate_abstain.py`` after changing the embeddings.
+Chosen for multilingual-e5 on NoMIRACL dev (ja + en, 197 queries, pooled corpus per
+language) as the highest threshold that still answered >= 90% of the answerable queries.
+On a user's few documents it refused 28-32% of answerable Japanese questions (the
+small-corpus evaluation, ``grounded-rag eval small-corpus --mode gate``): relevance is the
+chance that a chunk is *the* answering one among a large pool's candidates, and stays low on
+a small store even for the section that answers.
 """
 
+DEFAULT_GATES: dict[str, float] = {"ja": 0.0009, "en": 0.004, "cross": 0.01}
+"""The default pre-model gate, per question language and for evidence in the other language.
+
+The gate only says "nothing in the store is about this"; whether the evidence answers is
+left to the answerability check, the generator and the verifier. Fitted on the
+small-corpus evaluation's dev collections (``grounded-rag eval small-corpus --mode gate``:
+JSQuAD/JaQuAD titles, HaluEval groups, English questions over Japanese titles, 3-29
+sections each) as the highest thresholds that keep >= 98% of the answerable dev questions
+of each kind. Dev: answerable kept ja 0.981, en 0.986 (cross-language 1.000); other-title
+and off-topic questions let through ja 0.017, en 0.091. Held-out collections (never
+fitted on): kept ja 0.995, en 0.986; let through ja 0.021, en 0.056 (0.26 kept ja 0.677).
+Relevances this low are ordinary for the section that answers on a small store (see
+:data:`LARGE_POOL_ABSTAIN_THRESHOLD`).
+"""
+
+DEFAULT_ABSTAIN_THRESHOLD: float | None = None
+"""The ``abstain_threshold`` setting's default: ``None`` = :data:`DEFAULT_GATES`."""
 
 CROSS_LANGUAGE_ABSTAIN_THRESHOLD: float = 0.03
-"""The default gate for evidence in the other language than the question.
+"""The other-language gate that goes with a threshold of 0.26 (a user's number scales it).
 
 A chunk in the other language shares no terms with the question, so its relevance comes
-from the cross-language coefficients above (cosine only, fitted where 1 candidate in 20
-is gold) and stays far below :data:`DEFAULT_ABSTAIN_THRESHOLD`: with that one gate for
-both kinds of evidence, 84% of the English questions over Japanese passages of
-``xlang_en_ja.jsonl`` abstained before any model call. Chosen by
-``benchmarks/calibrate_abstain.py --cross`` like the main threshold: the highest one that
-still answers >= 90% of the answerable questions of ``xlang_en_ja.dev.jsonl`` (best
-relevance in the top 6 over the 2,304 JSQuAD passages). On the held-out
-``xlang_en_ja.jsonl`` it answers 90% (was 16%), and it abstains on 66% of NoMIRACL's
-English questions over the same Japanese pool, which has nothing on them (ROC AUC of the
-best cross-language relevance, answerable vs those, 0.907). A user's
-``abstain_threshold`` scales it (:func:`cross_language_threshold`).
+from the cross-language coefficients above (cosine only) and stays far below same-language
+values. Chosen by ``benchmarks/calibrate_abstain.py --cross`` as the highest one that still
+answered >= 90% of ``xlang_en_ja.dev.jsonl`` with 0.26 for same-language evidence; a user's
+``abstain_threshold`` keeps that ratio (:func:`cross_language_threshold`).
 """
 
 
 def cross_language_threshold(threshold: float) -> float:
-    """The gate for other-language evidence that corresponds to ``threshold``.
+    """The gate for other-language evidence that goes with a user's ``threshold``.
 
-    Scaled with the main threshold, so ``abstain_threshold=0`` never abstains and a stricter
-    threshold is stricter for both kinds of evidence.
+    Scaled with it, so ``abstain_threshold=0`` never abstains and a stricter threshold is
+    stricter for both kinds of evidence (0.26 gives the earlier builds' 0.03).
     """
-    return threshold * CROSS_LANGUAGE_ABSTAIN_THRESHOLD / DEFAULT_ABSTAIN_THRESHOLD
+    return threshold * CROSS_LANGUAGE_ABSTAIN_THRESHOLD / LARGE_POOL_ABSTAIN_THRESHOLD
 
 
-def clears_gate(evidence: Any, language: str, threshold: float) -> tuple[bool, float, float]:
-    """Whether any evidence reaches its gate: ``(passes, best relevance, cross threshold)``.
+def gate_thresholds(language: str, threshold: float | None) -> tuple[float, float]:
+    """``(same-language, other-language)`` gates for a question in ``language``.
 
-    Evidence in the question's language is compared with ``threshold``, evidence in the
-    other language (Japanese text for an English question, or the reverse) with
-    :func:`cross_language_threshold`. No evidence passes only a threshold of 0.
+    ``threshold=None`` is the default (:data:`DEFAULT_GATES`); a number is the same-language
+    gate for every language, with the other-language gate scaled from it.
     """
+    if threshold is None:
+        lang = "ja" if language == "ja" else "en"
+        return DEFAULT_GATES[lang], DEFAULT_GATES["cross"]
+    return threshold, cross_language_threshold(threshold)
+
+
+def is_same_language(evidence: Any, language: str) -> bool:
+    """Whether a chunk is in the question's language (Japanese text for a ``ja`` question)."""
     from grounded_rag.retrieval.text_analysis import is_japanese_text
 
-    cross_threshold = cross_language_threshold(threshold)
+    return is_japanese_text(str(evidence.get("text", ""))) == (language == "ja")
+
+
+def clears_gate(
+    evidence: Any, language: str, threshold: float | None
+) -> tuple[bool, float, float, float]:
+    """Whether any evidence reaches its gate: ``(passes, best, same gate, other gate)``.
+
+    Evidence in the question's language is compared with the same-language gate, evidence
+    in the other language (Japanese text for an English question, or the reverse) with the
+    other-language one (:func:`gate_thresholds`). No evidence passes only a threshold of 0.
+    """
+    same_gate, cross_gate = gate_thresholds(language, threshold)
     same = cross = 0.0
     for e in evidence:
-        if is_japanese_text(str(e.get("text", ""))) == (language == "ja"):
+        if is_same_language(e, language):
             same = max(same, float(e["relevance"]))
         else:
             cross = max(cross, float(e["relevance"]))
-    passes = same >= threshold or (cross >= cross_threshold and cross > 0)
-    return passes or threshold <= 0, max(same, cross), cross_threshold
+    passes = same >= same_gate or (cross >= cross_gate and cross > 0)
+    return passes or same_gate <= 0, max(same, cross), same_gate, cross_gate
+
+
+def gate_multiple(evidence: Any, language: str, threshold: float | None) -> float:
+    """How far the best evidence clears its gate (>= 1 passes): the finer-grained decision.
+
+    Same- and other-language evidence are compared on the scale of their own gates, which
+    also orders them against each other (:func:`grounded_rag.retrieval.hybrid.merge_languages`).
+    """
+    same_gate, cross_gate = gate_thresholds(language, threshold)
+    best = 0.0
+    for e in evidence:
+        gate = same_gate if is_same_language(e, language) else cross_gate
+        value = float(e["relevance"])
+        best = max(best, value / gate if gate > 0 else (float("inf") if value > 0 else 0.0))
+    return best
 
 
 def coefficients_for(embeddings: Any) -> dict[str, Any]:

@@ -69,6 +69,16 @@ def _follow_store(backend: Any, embeddings: Any, follow: bool) -> Any:
     raise StoreMismatchError(backend.mismatch_error(stored, mine))
 
 
+COVERAGE_MIN_DOCS = 1000
+"""Coverage weighs question words by IDF as if the store held at least this many chunks.
+
+In a store of a few sections a word of its topic is in every one and would weigh nothing,
+while a paraphrase the store never uses would weigh the most: relevance then collapsed for
+the section that answers. Stores of this size or more (the pools the relevance coefficients
+were fitted on) are unchanged; on the small-corpus dev collections the ROC AUC of the best
+relevance, answerable vs not, went 0.995 -> 0.999 (ja) and 0.972 -> 0.974 (en).
+"""
+
 # Question words say what is asked, not what the answer's text contains: they are left out
 # of the coverage signal (they stay in the BM25 query, where their IDF keeps them harmless).
 _QUESTION_WORDS_JA = frozenset(
@@ -86,7 +96,8 @@ def _coverage(query_tokens: set[str], chunk_tokens: list[str], bm25: BM25Index |
     if not query_tokens:
         return 0.0
     present = set(chunk_tokens)
-    weights = {t: (bm25.idf(t) if bm25 is not None else 1.0) for t in query_tokens}
+    weights = {t: (bm25.idf(t, min_docs=COVERAGE_MIN_DOCS) if bm25 is not None else 1.0)
+               for t in query_tokens}
     total = sum(weights.values())
     return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
 
@@ -275,4 +286,37 @@ class HybridRetriever:
             best = sorted((scored[i] for i in slots), key=lambda cr: -cr[1])
             for i, item in zip(slots, best, strict=True):
                 scored[i] = item
+        if split:
+            scored = merge_languages(scored, query_ja)
         return [(to_evidence(c.chunk, c.fused, r), c) for c, r in scored[:k]], complete
+
+
+def merge_languages(
+    scored: list[tuple[Candidate, float]], query_ja: bool
+) -> list[tuple[Candidate, float]]:
+    """Interleave the question's-language and other-language results by calibrated relevance.
+
+    Each kind is compared on the scale of its own default abstain gate (relevance divided by
+    the gate): other-language relevance comes from cosine-only coefficients and stays far
+    below same-language values even for the section that answers, so the fused rank order
+    put unrelated same-language hits first. Within each language the order is kept, so a
+    store in one language ranks exactly as before.
+    """
+    from grounded_rag.retrieval.calibration import gate_thresholds
+
+    same_gate, cross_gate = gate_thresholds("ja" if query_ja else "en", None)
+    same = [cr for cr in scored if _is_ja(cr[0].chunk) == query_ja]
+    other = [cr for cr in scored if _is_ja(cr[0].chunk) != query_ja]
+    merged: list[tuple[Candidate, float]] = []
+    i = j = 0
+    while i < len(same) or j < len(other):
+        take_same = j >= len(other) or (
+            i < len(same) and same[i][1] / same_gate >= other[j][1] / cross_gate
+        )
+        if take_same:
+            merged.append(same[i])
+            i += 1
+        else:
+            merged.append(other[j])
+            j += 1
+    return merged

@@ -160,7 +160,7 @@ def test_quote_in_other_source_is_reported_for_a_free_text_quote():
 
 
 def test_weak_evidence_abstains_without_any_model_call():
-    weak = [ev("spec#sec2", SPEC_EN["text"], relevance=0.05)]
+    weak = [ev("spec#sec2", SPEC_EN["text"], relevance=0.001)]
     graph, model, _, verifier = make({"CitedAnswer": [GOOD_EN]}, evidence=weak)
     out = graph.invoke({"question": "What is the refund policy?"})
     assert out["status"] == "abstained"
@@ -171,41 +171,42 @@ def test_weak_evidence_abstains_without_any_model_call():
 
 
 def test_other_language_evidence_has_its_own_gate():
-    from grounded_rag.retrieval.calibration import (
-        DEFAULT_ABSTAIN_THRESHOLD,
-        cross_language_threshold,
-    )
+    from grounded_rag.retrieval.calibration import cross_language_threshold, gate_thresholds
 
-    cross = cross_language_threshold(DEFAULT_ABSTAIN_THRESHOLD)
-    assert 0 < cross < DEFAULT_ABSTAIN_THRESHOLD
-    between = (cross + DEFAULT_ABSTAIN_THRESHOLD) / 2
+    same_gate, cross_gate = gate_thresholds("en", None)  # the defaults: 0.004 and 0.01
+    assert 0 < same_gate < cross_gate
+    between = (same_gate + cross_gate) / 2
     ja_answer = answer(("X100のバッテリーは最大10時間持続します。", "spec-ja#sec2"))
     # An English question over Japanese evidence: the cross-language score clears its gate
-    ja_evidence = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=between)]
+    ja_evidence = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross_gate * 1.5)]
     graph, model, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=ja_evidence)
     out = graph.invoke({"question": "How long does the X100 battery last?"})
     assert out["status"] == "answered" and model.calls
-    # ... but not when it is weak even for other-language evidence
-    faint = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross / 2)]
+    # ... but not below its own gate, even above the same-language one
+    faint = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=between)]
     graph, model, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=faint)
     out = graph.invoke({"question": "How long does the X100 battery last?"})
     assert out["status"] == "abstained" and model.calls == []
     assert "other language" in out["findings"][0]["detail"]
-    # Same-language evidence at that score still abstains (the main threshold applies)
+    assert out["decided_by"] == "retrieval"
+    # Same-language evidence at that score clears the same-language gate
     en_evidence = [ev("spec#sec2", SPEC_EN["text"], relevance=between)]
     graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=en_evidence)
     out = graph.invoke({"question": "How long does the X100 battery last?"})
-    assert out["status"] == "abstained" and model.calls == []
+    assert out["status"] == "answered" and model.calls
     # The question's language decides what is "other": an answer language forced to
     # Japanese does not make English evidence for an English question cross-language
     graph, model, _, _ = make({"CitedAnswer": [GOOD_EN]}, evidence=en_evidence)
     out = graph.invoke({"question": "How long does the X100 battery last?"},
                        {"configurable": {"language": "ja"}})
-    assert out["status"] == "abstained" and model.calls == []
-    # A stricter threshold is stricter for both kinds of evidence
+    assert out["status"] == "answered" and model.calls
+    # A user's number is the same-language gate for every language, the other-language gate
+    # scaled from it; a stricter number is stricter for both kinds of evidence
+    cross = cross_language_threshold(0.26)
+    assert 0 < cross < 0.26
     near = [ev("spec-ja#sec2", SPEC_JA["text"], relevance=cross * 1.5)]
     statuses = []
-    for threshold in (DEFAULT_ABSTAIN_THRESHOLD, 2 * DEFAULT_ABSTAIN_THRESHOLD):
+    for threshold in (0.26, 0.52):
         graph, _, _, _ = make({"CitedAnswer": [ja_answer]}, evidence=near)
         out = graph.invoke({"question": "How long does the X100 battery last?"},
                            {"configurable": {"abstain_threshold": threshold}})

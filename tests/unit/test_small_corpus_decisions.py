@@ -1,0 +1,119 @@
+"""Answer-or-abstain on a user's first corpus: three short documents, the real retriever.
+
+The corpus in tests/data/small_corpus (a Japanese travel policy, a Japanese service contract,
+an English product sheet) has the shape of the corpus people try first; each test is one
+failure class seen there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grounded_rag import Context, build_graph
+from grounded_rag.retrieval.calibration import clears_gate
+from tests.fakes import ScriptedChatModel, ScriptedVerifier, answer
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "small_corpus"
+
+
+@pytest.fixture(scope="module")
+def retriever():
+    from grounded_rag.retrieval.embeddings import default_embeddings
+    from grounded_rag.retrieval.memory import InMemoryRetriever
+
+    docs = []
+    for path in sorted(CORPUS.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        docs.append({"id": path.stem, "title": text.splitlines()[0].lstrip("# "), "text": text})
+    return InMemoryRetriever(docs, embeddings=default_embeddings())
+
+
+@pytest.mark.parametrize(("question", "section"), [
+    # near word for word: 悪天候により航空便が欠航した場合、…追加の宿泊費は全額を支給する
+    ("悪天候で飛行機が欠航した場合、追加の宿泊費はどれくらい支給されますか？",
+     "travel-policy-ja#sec4"),
+    ("業務委託契約はいつ終了しますか？", "service-contract-ja#sec4"),
+    ("旅費精算書はいつまでに提出しなければなりませんか？", "travel-policy-ja#sec5"),
+    ("Is the Aurora LX-3 waterproof?", "aurora-lx3-en#sec4"),
+])
+def test_an_answerable_question_reaches_the_model(retriever, question, section):
+    hits = retriever.retrieve(question, 6)
+    assert hits[0]["source_id"] == section
+    assert clears_gate(hits, "ja" if section.endswith(("ja#sec4", "ja#sec5")) else "en",
+                       None)[0]
+
+
+@pytest.mark.parametrize(("question", "section"), [
+    ("What is the maximum hotel cost per night for business trips in Tokyo?",
+     "travel-policy-ja#sec3"),
+    ("What is the monthly fee in the service contract?", "service-contract-ja#sec3"),
+])
+def test_a_japanese_section_that_answers_an_english_question_ranks_first(retriever, question,
+                                                                         section):
+    hits = retriever.retrieve(question, 6)
+    assert hits[0]["source_id"] == section  # not an unrelated English section
+    assert clears_gate(hits, "en", None)[0]
+
+
+@pytest.mark.parametrize(("question", "language"), [
+    ("社員食堂の営業時間は何時からですか？", "ja"),
+    ("What is the capital of France?", "en"),
+])
+def test_nothing_in_the_store_is_about_it_abstains_before_any_model(retriever, question,
+                                                                     language):
+    model = ScriptedChatModel(script={"CitedAnswer": []})
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": question})
+    assert out["status"] == "abstained" and out["decided_by"] == "retrieval"
+    assert model.calls == [] and out["findings"][0]["type"] == "weak_evidence"
+    assert not clears_gate(retriever.retrieve(question, 6), language, None)[0]
+
+
+def test_a_yes_no_question_about_what_no_document_says_abstains(retriever):
+    unrelated = answer(
+        ("The Aurora LX-3 carries a 24-month limited warranty.", "aurora-lx3-en#sec4"),
+        ("A full charge powers a typical laptop for about 9 hours.", "aurora-lx3-en#sec3"))
+    model = ScriptedChatModel(script={"CitedAnswer": [unrelated, unrelated]})
+    verifier = ScriptedVerifier()  # every claim is true: only the question is missed
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=verifier)
+    out = graph.invoke({"question": "Can the Aurora LX-3 be carried in an airplane cabin?"},
+                       context=Context(max_retries=1))
+    assert out["status"] == "abstained" and out["decided_by"] == "off_question"
+    assert out["answer"] == "The sources do not say."
+
+
+def test_an_english_figure_against_man_notation_is_caught_before_any_judge(retriever):
+    wrong = answer(("The monthly fee is 45,000 yen (tax excluded).", "service-contract-ja#sec3"))
+    right = answer(("The monthly fee is 450,000 yen (tax excluded).",
+                    "service-contract-ja#sec3"))
+    model = ScriptedChatModel(script={"CitedAnswer": [wrong, right]})
+    judge = ScriptedVerifier()
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=judge)
+    out = graph.invoke({"question": "What is the monthly fee in the service contract?"},
+                       context=Context(max_retries=1))
+    removed = {c["text"]: c for c in out["removed_claims"]}
+    first = removed["The monthly fee is 45,000 yen (tax excluded)."]
+    assert first["verdict"] == "contradicted" and "45万円" in first["reason"]
+    # The cue decided it: the judge only ever saw the corrected claim.
+    assert judge.calls == [["The monthly fee is 450,000 yen (tax excluded)."]]
+    assert out["status"] == "answered" and "450,000 yen" in out["answer"]
+
+
+@pytest.mark.parametrize("question", ["?", "それは？", "Quelle est la capitale de la France ?",
+                                      "Wie hoch ist die Monatsgebühr?"])
+def test_questions_without_content_or_in_a_third_language_get_a_clear_outcome(retriever,
+                                                                             question):
+    unrelated = answer(("The Aurora LX-3 weighs 410 grams.", "aurora-lx3-en#sec2"))
+    model = ScriptedChatModel(script={"CitedAnswer": [unrelated, unrelated, unrelated]})
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": question})
+    assert out["status"] == "abstained", out["answer"]
+    assert out["decided_by"] and out["findings"]
+    if question == "それは？":  # nothing to look for: refused before retrieval and the model
+        assert out["findings"][0]["type"] == "no_content_words" and model.calls == []
