@@ -19,6 +19,14 @@ model calls per answer (generator chat calls, and the local scorer's prompt eval
 the answerability check and verification), the thread count llama.cpp ended with, the
 ratio of the busy to the idle median, and ``uptime``'s load before and after each
 condition. One warm-up question (model load, store open) runs first and is not counted.
+
+Work figures per answer come from the runtime's own counter (``LocalRuntime.work``): prompt
+tokens evaluated, tokens generated, forward passes (llama.cpp decode calls) in all and while
+generating, model calls, and prompt-lookup drafts (``--draft``). Latencies are also given
+as multiples of a reference pass (a fixed 512-token prompt evaluated from scratch plus 64
+tokens decoded one per pass, ``grounded_rag.local.work.reference_pass``) timed before and
+after each condition on the same model: on a shared machine those multiples and the work
+figures compare across runs, the seconds do not.
 Leave ``GROUNDED_RAG_THREADS`` unset to measure the thread policy; on a shared machine run
 it under ``flock /tmp/grag-model.lock``.
 """
@@ -144,11 +152,13 @@ def run_one(graph: Any, question: str, settings: dict[str, Any],
     usage = UsageMetadataCallbackHandler()
     chats = chat_call_counter()
     before = scorer.snapshot()
+    work_before = work_now()
     start = time.perf_counter()
     out = graph.invoke({"question": question},
                        {"configurable": dict(settings), "callbacks": [usage, chats]})
     wall = time.perf_counter() - start
     after = scorer.snapshot()
+    work = (work_now() - work_before).as_dict()
     tokens_in = sum(u.get("input_tokens", 0) for u in usage.usage_metadata.values())
     tokens_out = sum(u.get("output_tokens", 0) for u in usage.usage_metadata.values())
     quotes = [c for claim in out.get("claims", []) for c in claim.get("citations", [])]
@@ -160,8 +170,36 @@ def run_one(graph: Any, question: str, settings: dict[str, Any],
         "scorer_calls": after[0] - before[0], "scorer_tokens": after[1] - before[1],
         "scorer_reused_tokens": after[2] - before[2],
         "quotes": len(quotes), "verbatim_quotes": sum(1 for c in quotes if c.get("match") == 1.0),
-        "flags": out.get("flags", []),
+        "flags": out.get("flags", []), "work": work,
     }
+
+
+def local_runtime() -> Any:
+    """The loaded local runtime (None before the first model call)."""
+    from grounded_rag.local import runtime
+
+    values = list(runtime._RUNTIMES.values())
+    return values[0] if values else None
+
+
+def work_now() -> Any:
+    """The runtime's work totals so far (zeros before the model is loaded)."""
+    from grounded_rag.local.work import Work
+
+    rt = local_runtime()
+    return rt.work.snapshot() if rt is not None else Work()
+
+
+def reference_seconds() -> float:
+    """One reference pass on the loaded model (nan when none is loaded)."""
+    from grounded_rag.local.work import reference_pass
+
+    rt = local_runtime()
+    return reference_pass(rt) if rt is not None else float("nan")
+
+
+WORK_FIELDS = ("prompt_tokens", "generated_tokens", "forward_passes", "generation_passes",
+               "model_calls", "drafted", "accepted")
 
 
 def threads_now() -> int | None:
@@ -199,6 +237,8 @@ def summarize(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered": sum(1 for r in rows if r["status"] == "answered"),
         "gold_in_answer": sum(1 for r in rows if r.get("gold_in_answer")),
         "with_gold": sum(1 for r in rows if "gold_in_answer" in r),
+        "work_medians": {f: median([r["work"][f] for r in rows]) for f in WORK_FIELDS},
+        "work_totals": {f: sum(r["work"][f] for r in rows) for f in WORK_FIELDS},
     }
 
 
@@ -216,6 +256,19 @@ def print_summary(s: dict[str, Any], threads: int | None, load_before: str,
     print(f"   model calls per answer {s['model_calls_per_answer']:.2f} (generator "
           f"{s['generator_calls_per_answer']:.2f}, scorer {s['scorer_calls_per_answer']:.2f}); "
           f"quotes verbatim {s['verbatim_quotes']}/{s['quotes']}")
+    w, t = s["work_medians"], s["work_totals"]
+    print("   work per answer (median): " + ", ".join(f"{k} {w[k]:.0f}" for k in WORK_FIELDS))
+    gen = t["generated_tokens"]
+    print(f"   generation passes / tokens generated {t['generation_passes']}/{gen} = "
+          f"{t['generation_passes'] / gen if gen else float('nan'):.2f}; drafts accepted "
+          f"{t['accepted']}/{t['drafted']} = "
+          f"{t['accepted'] / t['drafted'] if t['drafted'] else float('nan'):.2f}")
+    ref = s.get("reference_s")
+    if ref:
+        print(f"   reference pass (512-token prompt + 64 tokens) {ref:.2f} s "
+              f"(before/after {s['reference_runs']}); median total "
+              f"{s['median_total_s'] / ref:.2f} x reference; per stage: "
+              + ", ".join(f"{k} {v / ref:.2f}x" for k, v in s["stage_medians_s"].items()))
     if s["with_gold"]:
         print(f"   JSQuAD: gold answer in {s['gold_in_answer']}/{s['with_gold']} answers "
               "(abstentions count as misses)")
@@ -238,6 +291,9 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for every answer, e.g. --set evidence_tokens=0")
     parser.add_argument("--no-warmup", action="store_true", help="count the first answer too")
+    parser.add_argument("--draft", type=int, default=None,
+                        help="longest prompt-lookup draft of the generator (0: off; default "
+                             "$GROUNDED_RAG_DRAFT_TOKENS or the built-in default)")
     parser.add_argument("--json", default=None, help="write every answer's record here")
     args = parser.parse_args()
 
@@ -247,6 +303,8 @@ def main() -> int:
         parser.error(f"unknown condition(s): {', '.join(sorted(unknown))}")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    if args.draft is not None:
+        os.environ["GROUNDED_RAG_DRAFT_TOKENS"] = str(max(0, args.draft))
 
     from grounded_rag.context import validate_settings
     from grounded_rag.evaluation._answer import contains_answer
@@ -278,7 +336,8 @@ def main() -> int:
     scorer.install()
     print(f"{len(questions)} questions ({sum(1 for q in questions if q[0] == 'demo')} demo, "
           f"{len(jsquad)} JSQuAD); settings {settings}; "
-          f"GROUNDED_RAG_THREADS={os.environ.get('GROUNDED_RAG_THREADS', '(unset)')}")
+          f"GROUNDED_RAG_THREADS={os.environ.get('GROUNDED_RAG_THREADS', '(unset)')}, "
+          f"GROUNDED_RAG_DRAFT_TOKENS={os.environ.get('GROUNDED_RAG_DRAFT_TOKENS', '(unset)')}")
     if not args.no_warmup:
         start = time.perf_counter()
         run_one(questions[0][2], questions[0][1], settings, scorer)
@@ -292,6 +351,7 @@ def main() -> int:
             if burner is not None:
                 time.sleep(1.0)  # let it take its core (and the load meter see it)
             before = uptime()
+            references = [reference_seconds()]
             rows = []
             for kind, question, graph, gold in questions:
                 row = run_one(graph, question, settings, scorer)
@@ -303,6 +363,7 @@ def main() -> int:
                 print(f"  [{condition}] {row['wall_s']:6.1f} s  {row['status']:<9} "
                       f"calls {row['generator_calls']}+{row['scorer_calls']}  "
                       f"{question[:48]}", flush=True)
+            references.append(reference_seconds())
             after = uptime()
             if burner is not None and burner.poll() is not None:
                 print("   warning: the burner ended before the condition did "
@@ -312,6 +373,8 @@ def main() -> int:
                 stop_burner(burner)
         records[condition] = rows
         summaries[condition] = summarize(condition, rows)
+        summaries[condition]["reference_s"] = statistics.fmean(references)
+        summaries[condition]["reference_runs"] = " / ".join(f"{r:.2f} s" for r in references)
         print_summary(summaries[condition], threads_now(), before, after)
     if "idle" in summaries and "busy" in summaries:
         idle, busy = summaries["idle"]["median_total_s"], summaries["busy"]["median_total_s"]

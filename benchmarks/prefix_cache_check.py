@@ -5,11 +5,14 @@ Usage::
     GROUNDED_RAG_THREADS=1 flock /tmp/grag-model.lock \\
         .venv/bin/python benchmarks/prefix_cache_check.py
 
-It asks the generator the same short question three times with another prompt (the
+It asks the generator the same short question four times with another prompt (the
 verifier's) evaluated in between: first (the system prompt is evaluated and saved), then
-with the saved KV cache restored, then with the cache off. Greedy decoding must give the
-same text all three times; the second call should be faster than the third by about the
-system prompt's evaluation time. Exit status 1 when the texts differ.
+with the saved KV cache restored, then with the cache off, then with prompt-lookup drafts
+on (up to 6 tokens checked per forward pass; the default is one token per pass). Greedy
+decoding must give the same text every time; the second call should be faster than the
+third by about the system prompt's evaluation time. It prints each call's work (prompt
+tokens evaluated, forward passes) from the runtime's counter. Exit status 1 when the texts
+differ.
 """
 
 from __future__ import annotations
@@ -42,10 +45,15 @@ def main() -> int:
         with rt.lock:
             rt.eval_prompt(tokens)
 
-    def timed() -> tuple[str, float]:
+    works = []
+
+    def timed(model: ChatLocal = llm) -> tuple[str, float]:
+        before = rt.work.snapshot()
         start = time.perf_counter()
-        text = str(llm.invoke(messages).content)
-        return text, time.perf_counter() - start
+        text = str(model.invoke(messages).content)
+        elapsed = time.perf_counter() - start
+        works.append(rt.work.snapshot() - before)
+        return text, elapsed
 
     first, t_first = timed()
     probe = render_chat(rt, [{"role": "system", "content": system},
@@ -56,12 +64,16 @@ def main() -> int:
     other_prompt()
     rt.prefix_cache = False
     plain, t_plain = timed()
+    drafted, t_drafted = timed(ChatLocal(max_tokens=24, draft_tokens=6))
     print(f"threads {rt.n_threads}; system prompt {length} tokens; saved prefixes "
           f"{[len(p) for p in rt._prefixes]} ({sum(len(v) for v in rt._prefixes.values())} bytes)")
-    print(f"first {t_first:.2f} s, restored {t_restored:.2f} s, cache off {t_plain:.2f} s")
-    for name, text in (("first", first), ("restored", restored), ("cache off", plain)):
-        print(f"  {name:>9}: {text!r}")
-    same = first == restored == plain
+    print(f"first {t_first:.2f} s, restored {t_restored:.2f} s, cache off {t_plain:.2f} s, "
+          f"drafts on {t_drafted:.2f} s")
+    names = ("first", "restored", "cache off", "drafts on")
+    for name, text, work in zip(names, (first, restored, plain, drafted), works, strict=True):
+        print(f"  {name:>10}: {work.prompt_tokens} prompt tokens evaluated, "
+              f"{work.forward_passes} forward passes, {work.generated_tokens} tokens; {text!r}")
+    same = first == restored == plain == drafted
     print("same output:", same)
     return 0 if same else 1
 

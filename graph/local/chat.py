@@ -22,6 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
+from grounded_rag.local.decoding import complete, default_draft, grammar_for
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
 
@@ -63,6 +64,10 @@ class ChatLocal(BaseChatModel):
     ``grounded_rag.local.runtime.threads_for``)."""
     seed: int = DEFAULT_SEED
     """Seed (decoding is greedy; the seed pins any remaining sampler state)."""
+    draft_tokens: int = Field(default_factory=default_draft)
+    """Longest prompt-lookup draft checked per forward pass (0: one token per pass, the
+    default; ``$GROUNDED_RAG_DRAFT_TOKENS``). Greedy output is the same either way except at
+    near-ties that batching rounds the other way (``grounded_rag.local.decoding``)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -88,27 +93,24 @@ class ChatLocal(BaseChatModel):
     ) -> ChatResult:
         rt = self.runtime()
         chat = [_to_dict(m) for m in messages]
-        request: dict[str, Any] = {
-            "messages": chat,
-            "max_tokens": int(kwargs.get("max_tokens", self.max_tokens)),
-            "temperature": 0.0,
-            "top_k": 1,
-            "seed": self.seed,
-            "stop": stop or None,
-        }
-        if kwargs.get("response_format") is not None:
-            request["response_format"] = kwargs["response_format"]
+        grammar = grammar_for(kwargs.get("response_format"))
         with rt.lock:
             rt.adapt_threads()
+            tokens = render_chat(rt, chat)
             if rt.prefix_cache:
                 # The system prompt is fixed: its KV cache survives the scorer's calls.
-                tokens = render_chat(rt, chat)
                 rt.keep_prefix(tokens, rt.system_prefix_length(chat, tokens))
-            response = rt.llama.create_chat_completion(**request)
-        choice = response["choices"][0]  # type: ignore[index]
-        text = choice["message"].get("content") or ""
-        usage = response.get("usage") or {}  # type: ignore[union-attr]
-        finish = choice.get("finish_reason")
+            result = complete(
+                rt, tokens,
+                max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
+                grammar=grammar,
+                stop=[*(stop or []), turn_end(rt)],
+                draft=self.draft_tokens,
+            )
+        text = result.text
+        finish = result.finish_reason
+        usage = {"prompt_tokens": result.prompt_tokens, "completion_tokens": len(result.tokens),
+                 "total_tokens": result.prompt_tokens + len(result.tokens)}
         message = AIMessage(
             content=text,
             usage_metadata=UsageMetadata(
@@ -120,6 +122,8 @@ class ChatLocal(BaseChatModel):
                 "finish_reason": finish,
                 "model_name": rt.model_name,
                 "model_provider": "local",
+                "decoding": {"passes": result.passes, "drafted": result.drafted,
+                             "accepted": result.accepted},
             },
         )
         return ChatResult(
@@ -232,6 +236,15 @@ def _to_dict(message: BaseMessage) -> dict[str, str]:
     else:
         role = "user"
     return {"role": role, "content": content}
+
+
+def turn_end(runtime: LocalRuntime) -> str:
+    """The stop string llama.cpp's chat handler adds: the end-of-turn token's text."""
+    llama = runtime.llama
+    if not llama.metadata.get("tokenizer.chat_template"):
+        return "<|im_end|>"  # render_chat's ChatML fallback
+    eos = llama.token_eos()
+    return llama._model.token_get_text(eos) if eos != -1 else ""
 
 
 def local_chat_model(spec: str | os.PathLike[str] | None = None, **kwargs: Any) -> ChatLocal:

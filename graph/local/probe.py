@@ -157,6 +157,7 @@ class HiddenStateReader:
         self._tokens = self._tokens[:prefix]
         self._seen[:] = False
         self._capture = False
+        passes = 0
         try:
             for start in range(prefix, len(tokens), _BATCH):
                 chunk = tokens[start : start + _BATCH]
@@ -164,6 +165,7 @@ class HiddenStateReader:
                 self._capture = start + len(chunk) == len(tokens)
                 self._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
                 self._ctx.decode(self._batch)
+                passes += 1
                 self._tokens.extend(chunk)
         except Exception:
             self._tokens = []
@@ -174,6 +176,9 @@ class HiddenStateReader:
         if not self._seen.all():
             missing = [self.layers[i] for i in np.flatnonzero(~self._seen)]
             raise RuntimeError(f"llama.cpp produced no hidden state for layers {missing}")
+        self.runtime.work.add(model_calls=1, prompt_tokens=len(tokens) - prefix,
+                              reused_tokens=prefix,
+                              forward_passes=passes)
         return EvalResult(reused=prefix, evaluated=len(tokens) - prefix)
 
     def logits(self, token_ids: Sequence[int]) -> np.ndarray:

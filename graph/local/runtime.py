@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 import threading
 import time
@@ -20,6 +19,13 @@ from grounded_rag.local.assets import (
     ensure_model,
     parse_model_spec,
 )
+from grounded_rag.local.threads import (  # noqa: F401  (re-exported: the thread policy's home)
+    THREADS_ENV,
+    cpu_cores,
+    explicit_threads,
+    threads_for,
+)
+from grounded_rag.local.work import WorkCounter
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -31,9 +37,6 @@ DEFAULT_SEED = 42
 """Fixed seed; decoding is greedy anyway, the seed only pins any sampler state."""
 
 
-THREADS_ENV = "GROUNDED_RAG_THREADS"
-"""Environment variable that fixes the llama.cpp thread count (it always wins)."""
-
 MAX_PREFIXES = 4
 """System-prompt KV caches kept per model (generator, answerability check, verifier, ...)."""
 
@@ -42,50 +45,6 @@ MIN_PREFIX_TOKENS = 32
 
 RECHECK_SECONDS = 2.0
 """How often (at most) the thread count is re-chosen from the measured load, between calls."""
-
-
-def cpu_cores() -> int:
-    """Return the number of CPU cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def threads_for(cores: int, load: float) -> int:
-    """llama.cpp threads for ``cores`` usable cores when other processes keep ``load`` busy.
-
-    The policy: one thread per core that is free. A core counts as taken by others once
-    their load reaches half of it (``load`` rounded half up), so the answer is
-    ``cores - round(load)``, never below 1 and never above ``cores``. The same count is used
-    for generation and for prompt (batch) processing.
-
-    Why: llama.cpp's threads meet at a barrier after every operation, so one thread that
-    shares its core with a busy process holds all the others back; on 2 shared cores,
-    1 thread was measured 2x faster than 2. A free core is worth a thread, a taken one
-    costs one. ``$GROUNDED_RAG_THREADS`` (or ``n_threads=``) overrides the policy.
-
-    Examples:
-        >>> threads_for(2, 0.1), threads_for(2, 0.6), threads_for(2, 1.0), threads_for(2, 7.0)
-        (2, 1, 1, 1)
-        >>> threads_for(8, 2.4), threads_for(0, 0.0)
-        (6, 1)
-    """
-    cores = max(1, int(cores))
-    load = float(load)
-    if not math.isfinite(load):  # unknown or absurd: as if every core were taken
-        return 1
-    taken = int(max(0.0, load) + 0.5)
-    return max(1, min(cores, cores - taken))
-
-
-def explicit_threads() -> int | None:
-    """``$GROUNDED_RAG_THREADS`` as a positive int, or None when unset, empty or invalid."""
-    try:
-        value = int(os.environ.get(THREADS_ENV, "") or 0)
-    except ValueError:
-        return None
-    return value if value > 0 else None
 
 
 def _cpu_ids() -> set[int] | None:
@@ -195,6 +154,8 @@ class LocalRuntime:
                                                            repr=False)
     _system_tokens: OrderedDict[str, list[int]] = field(default_factory=OrderedDict,
                                                         repr=False)
+    work: WorkCounter = field(default_factory=WorkCounter)
+    """Tokens, forward passes and calls done on this model so far (all contexts)."""
 
     def adapt_threads(self) -> int:
         """Re-choose the thread count with :func:`threads_for` (hold ``lock``); return it.
@@ -246,7 +207,8 @@ class LocalRuntime:
         # The last token is always re-evaluated so that fresh logits exist for it.
         prefix = min(prefix, len(tokens) - 1)
         llama.n_tokens = prefix
-        llama.eval(tokens[prefix:])
+        self.work.eval(llama, tokens[prefix:])
+        self.work.add(model_calls=1, reused_tokens=prefix)
         return prefix, len(tokens) - prefix
 
     def keep_prefix(self, tokens: Sequence[int], length: int) -> int:
@@ -281,7 +243,7 @@ class LocalRuntime:
             llama.n_tokens = held = 0  # could not restore: evaluate it afresh
         self.adapt_threads()
         llama.n_tokens = held
-        llama.eval(list(prefix[held:]))
+        self.work.eval(llama, prefix[held:])
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
@@ -314,7 +276,7 @@ class LocalRuntime:
         return [float(row[t]) for t in token_ids]
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def _common_prefix(a: Sequence[int] | Any, b: Sequence[int] | Any) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -1,0 +1,240 @@
+"""Greedy completion on the generator's context, with optional prompt-lookup speculation.
+
+:func:`complete` produces what ``Llama.create_chat_completion`` produces for the same
+prompt with ``temperature=0`` (greedy, the same grammar, end-of-turn, stop strings, token
+budget and text rules), token for token, while counting its work in ``runtime.work``.
+
+With ``draft > 0`` it speculates: after each token it drafts a continuation by prompt lookup
+(:func:`grounded_rag.local.lookup.propose`), evaluates the token and the draft in one batched
+forward pass, and keeps the longest prefix of the draft that equals the greedy choice at each
+position (the grammar sampler sees exactly the kept tokens), plus the model's own next token.
+Drafted tokens beyond the first mismatch, the end of the answer, a stop string or the budget
+are removed from the KV cache and never returned. The output is the same as without a draft
+and only the number of forward passes changes, up to floating-point rounding: llama.cpp's
+CPU kernels give logits that differ by up to ~0.5 between one batched pass and single-token
+passes over the same tokens, so a greedy choice between two tokens closer than that can go
+either way (splitting the prompt at a cached prefix flips the same near-ties).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from grounded_rag.local.lookup import propose
+from grounded_rag.local.runtime import require_llama_cpp
+
+if TYPE_CHECKING:
+    from grounded_rag.local.runtime import LocalRuntime
+
+DRAFT_ENV = "GROUNDED_RAG_DRAFT_TOKENS"
+"""Environment variable with the longest prompt-lookup draft (0 turns speculation off)."""
+
+DEFAULT_DRAFT = 0
+"""Speculation is off unless asked for: on a 2-core CPU a batched pass of k tokens costs
+about as much as k single-token passes (llama.cpp's CPU decode is compute-bound at this
+model size), so accepted drafts save forward passes but not time there; and batched and
+single-token passes round differently, which can flip a greedy near-tie (as a cached prompt
+prefix can). Set ``$GROUNDED_RAG_DRAFT_TOKENS`` (4-6) where passes are memory-bound."""
+
+
+def default_draft() -> int:
+    """``$GROUNDED_RAG_DRAFT_TOKENS`` when set to an int >= 0, else :data:`DEFAULT_DRAFT`."""
+    try:
+        value = int(os.environ.get(DRAFT_ENV, "") or DEFAULT_DRAFT)
+    except ValueError:
+        return DEFAULT_DRAFT
+    return max(0, value)
+
+
+@dataclass
+class Completion:
+    """One greedy completion."""
+
+    text: str
+    tokens: list[int]
+    """Completion tokens (the end-of-turn token not included)."""
+    finish_reason: str
+    """``stop`` (end of turn or a stop string) or ``length`` (budget spent)."""
+    prompt_tokens: int
+    passes: int = 0
+    """Forward passes after the prompt's own."""
+    drafted: int = 0
+    accepted: int = 0
+
+
+_GRAMMARS: dict[str, Any] = {}
+
+
+def grammar_for(response_format: dict[str, Any] | None) -> Any:
+    """The llama.cpp grammar ``create_chat_completion`` builds for ``response_format``."""
+    if not response_format or response_format.get("type") != "json_object":
+        return None
+    key = json.dumps(response_format.get("schema"), sort_keys=True)
+    grammar = _GRAMMARS.get(key)
+    if grammar is None:
+        from llama_cpp import llama_chat_format
+
+        grammar = llama_chat_format._grammar_for_response_format(response_format)  # type: ignore[arg-type]
+        if len(_GRAMMARS) > 32:
+            _GRAMMARS.clear()
+        _GRAMMARS[key] = grammar
+    return grammar
+
+
+class _Text:
+    """``Llama._create_completion``'s text rules: stop strings and split UTF-8 characters."""
+
+    def __init__(self, llama: Any, prompt: list[int], stop: Sequence[str], max_tokens: int,
+                 eog: Any) -> None:
+        self.llama, self.prompt, self.max_tokens, self.eog = llama, prompt, max_tokens, eog
+        self.stop = [s.encode("utf-8") for s in stop if s]
+        self.tokens: list[int] = []
+        self.text = b""
+        self.finish: str | None = None
+        self._multibyte = 0
+
+    def push(self, token: int) -> bool:
+        """Take the next sampled token; True when the completion is finished."""
+        if self.eog(token):
+            self.text = self.llama.detokenize(self.tokens, prev_tokens=self.prompt)
+            self.finish = "stop"
+            return True
+        self.tokens.append(token)
+        text = self.llama.detokenize(self.tokens, prev_tokens=self.prompt)
+        for k, char in enumerate(text[-3:]):
+            k = 3 - k
+            for num, pattern in ((2, 192), (3, 224), (4, 240)):
+                if num > k and pattern & char == pattern:
+                    self._multibyte = num - k
+        if self._multibyte > 0:  # the budget is checked only on whole characters, as there
+            self._multibyte -= 1
+            return False
+        hits = [s for s in self.stop if s in text]
+        if hits:
+            self.text = text[: text.index(hits[0])]
+            self.finish = "stop"
+            return True
+        if len(self.tokens) >= self.max_tokens:
+            self.text = text
+            self.finish = "length"
+            return True
+        return False
+
+
+def complete(
+    runtime: LocalRuntime,
+    prompt: Sequence[int],
+    *,
+    max_tokens: int | None,
+    grammar: Any = None,
+    stop: Sequence[str] = (),
+    draft: int = 0,
+) -> Completion:
+    """Greedy completion of ``prompt`` (tokens) on the generator's context; hold the lock.
+
+    Args:
+        runtime: The shared model (its generator context is used).
+        prompt: The rendered chat prompt's tokens.
+        max_tokens: Budget (None or <= 0: up to the end of the context).
+        grammar: A ``LlamaGrammar`` constraining the output (see :func:`grammar_for`).
+        stop: Stop strings (the text is cut before the first one found).
+        draft: Longest prompt-lookup draft per pass; 0 decodes one token per pass.
+    """
+    llama_cpp = require_llama_cpp()
+    from llama_cpp import _internals
+
+    llama = runtime.llama
+    prompt = list(prompt)
+    n_ctx = runtime.n_ctx
+    if len(prompt) >= n_ctx:
+        raise ValueError(f"Requested tokens ({len(prompt)}) exceed context window of {n_ctx}")
+    if max_tokens is None or max_tokens <= 0 or max_tokens + len(prompt) >= n_ctx:
+        max_tokens = n_ctx - len(prompt)
+    vocab = llama._model.vocab
+    out = _Text(llama, prompt, stop, max_tokens,
+                lambda t: bool(llama_cpp.llama_vocab_is_eog(vocab, t)))
+    work = runtime.work
+
+    # The prompt: reuse the longest cached prefix, always re-evaluating the last token.
+    held = 0
+    limit = min(llama.n_tokens, len(prompt) - 1)
+    ids = llama.input_ids
+    while held < limit and ids[held] == prompt[held]:
+        held += 1
+    llama.n_tokens = held
+    work.eval(llama, prompt[held:])
+    work.add(model_calls=1, reused_tokens=held)
+
+    sampler = _internals.LlamaSampler()
+    if grammar is not None:
+        sampler.add_grammar(llama._model, grammar)
+    sampler.add_greedy()
+    result = Completion(text="", tokens=[], finish_reason="length", prompt_tokens=len(prompt))
+    try:
+        _decode(runtime, sampler, out, result, list(prompt), max_tokens, draft)
+    except Exception:
+        llama.n_tokens = 0  # the KV cache may hold anything now: start afresh next time
+        raise
+    finally:
+        sampler.close()
+    result.text = out.text.decode("utf-8", errors="ignore")
+    result.tokens = out.tokens
+    result.finish_reason = out.finish or "length"
+    work.add(generated_tokens=len(out.tokens), generation_passes=result.passes,
+             drafted=result.drafted, accepted=result.accepted)
+    return result
+
+
+def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
+            history: list[int], max_tokens: int, draft: int) -> None:
+    """The decoding loop of :func:`complete` (the prompt is evaluated already)."""
+    from llama_cpp import _internals
+
+    llama, work, n_ctx = runtime.llama, runtime.work, runtime.n_ctx
+    ctx = llama._ctx
+    batch = _internals.LlamaBatch(n_tokens=draft + 1, embd=0, n_seq_max=1) if draft > 0 else None
+    cap = draft
+    token = sampler.sample(ctx, -1)
+    done = out.push(token)
+    while not done:
+        n_past = llama.n_tokens
+        room = n_ctx - n_past - 1  # positions left after this token's
+        if room < 0:
+            raise ValueError(f"the completion ran out of the context window ({n_ctx})")
+        # Draft only what could still be returned: the budget and the context bound it.
+        wanted = min(cap, room, max_tokens - len(out.tokens) - 1)
+        guess = propose(history + [token], wanted) if batch is not None and wanted > 0 else []
+        if not guess:
+            work.eval(llama, [token], prompt=False)
+            result.passes += 1
+            history.append(token)
+            token = sampler.sample(ctx, -1)
+            done = out.push(token)
+            continue
+        step = [token, *guess]
+        assert batch is not None  # a guess is only proposed when there is a batch
+        batch.set_batch(batch=step, n_past=n_past, logits_all=True)
+        ctx.decode(batch)
+        llama.input_ids[n_past:n_past + len(step)] = step
+        work.add(forward_passes=1)
+        result.passes += 1
+        result.drafted += len(guess)
+        history.append(token)
+        kept = 0
+        for i in range(len(step)):
+            token = sampler.sample(ctx, i)
+            done = out.push(token)
+            if done or i == len(guess) or token != guess[i]:
+                break
+            kept += 1
+            history.append(token)
+        result.accepted += kept
+        # Positions past the last kept draft token hold rejected guesses: drop them.
+        llama.n_tokens = n_past + 1 + kept
+        ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
+        llama._requires_eval = True
+        cap = draft if kept == len(guess) else max(1, kept + 1)
