@@ -1,5 +1,8 @@
 """Retrieval benchmarks: recall per embedder, fusion weights, latency vs LangChain, ingest.
 
+It stays one script over 400 lines because its sub-commands share the pools, the vector
+cache and the timing helpers, and one file is what a reader runs and reads.
+
 Usage (from the repository root; on a shared machine with one thread and the model lock)::
 
     GROUNDED_RAG_THREADS=1 flock /tmp/grag-model.lock \\
