@@ -17,8 +17,8 @@ SOURCES_JA = (
 )
 
 
-@pytest.fixture(scope="module")
-def rt():
+def _runtime(**kwargs):  # type: ignore[no-untyped-def]
+    """The local model's runtime, or a skip naming what is missing."""
     pytest.importorskip("llama_cpp", reason="needs the 'local' extra")
     from grounded_rag.local.assets import ModelAssetError, ensure_model
     from grounded_rag.local.runtime import get_runtime
@@ -27,7 +27,12 @@ def rt():
         ensure_model(progress=False)
     except ModelAssetError as exc:
         pytest.skip(str(exc))
-    return get_runtime()
+    return get_runtime(**kwargs)
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return _runtime()
 
 
 def _messages(lang, sources, question):
@@ -137,15 +142,9 @@ def _same_or_near_tie(rt, prompt, plain, spec):
 
 def test_context_end_cuts_a_draft():
     """A copy task that runs into the end of a small context: drafts stop at its edge."""
-    pytest.importorskip("llama_cpp", reason="needs the 'local' extra")
-    from grounded_rag.local.assets import ModelAssetError, ensure_model
-    from grounded_rag.local.runtime import get_runtime, render_chat
+    small = _runtime(n_ctx=256)
+    from grounded_rag.local.runtime import render_chat
 
-    try:
-        ensure_model(progress=False)
-    except ModelAssetError as exc:
-        pytest.skip(str(exc))
-    small = get_runtime(n_ctx=256)
     messages = [{"role": "user", "content": "Copy this text exactly: " + SOURCES_EN * 2}]
     prompt = render_chat(small, messages)
     assert 160 < len(prompt) < 240
