@@ -231,7 +231,7 @@ def test_deferred_verification_badges_and_banner_appear_without_a_reload(
 def test_deferred_verification_failure_is_shown_on_the_page(
         browser, slow_verifier_server, console_errors):
     with open_page(browser, slow_verifier_server, console_errors) as page:
-        ask_deferred(page, "Is the fragile X100 battery any good?")
+        ask_deferred(page, "How long does the fragile X100 battery last?")
         page.wait_for_selector("#result[data-verification=failed]", timeout=30_000)
         banner = page.locator("#verification-banner")
         assert "banner-failed" in banner.get_attribute("class")

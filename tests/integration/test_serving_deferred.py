@@ -14,7 +14,7 @@ from tests.integration.servers import kill, read_sse, serving_app
 pytestmark = [pytest.mark.integration]
 
 BATTERY_24 = "Does the X100 battery last 24 hours?"
-FRAGILE = "Is the fragile X100 battery any good?"
+FRAGILE = "How long does the fragile X100 battery last?"
 DEFERRED = {"verify_mode": "deferred"}
 
 
