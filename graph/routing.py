@@ -54,13 +54,19 @@ def route_after_verify(
     answer goes out as soon as its citations pass the deterministic checks. A supported
     answer with an ``off_question`` finding (its statements do not address what was asked:
     the predicate of a yes/no question, the kind of value asked for) is revised while the
-    budget lasts, then abstains: true sentences that do not answer are not an answer.
+    budget lasts, then abstains: true sentences that do not answer are not an answer. A
+    statement in another language than the question's (``answer_language``) is revised
+    while the budget lasts, then delivered with the flag.
     """
     claims = state.get("claims", [])
     passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
     if claims and passing and not _has_critical(state):
-        off = any(f["type"] == "off_question" for f in state.get("findings", []))
-        return _retry_or_abstain(state) if off else "finalize_answer"
+        kinds = {f["type"] for f in state.get("findings", [])}
+        if "off_question" in kinds:
+            return _retry_or_abstain(state)
+        if "answer_language" in kinds and _can_retry(state):
+            return "prepare_feedback"  # rewritten in the question's language, else flagged
+        return "finalize_answer"
     return _retry_or_abstain(state)
 
 

@@ -24,3 +24,12 @@ MONEY_REASON = {"en": "it gives no amount of money", "ja": "金額がありま�
 
 MONEY_KIND = {"en": "amount of money", "ja": "金額"}
 """What a "how much / いくら" question asks for, in the revision prompt."""
+
+WRONG_LANGUAGE = {
+    "en": 'Statement "{text}" is not written in English, the language of the question. '
+          "Write it in English; keep citing the same sentences (quotes stay in the source's "
+          "language).",
+    "ja": "「{text}」が質問の言語（日本語）で書かれていません。日本語で書き直してください。"
+          "出典の文はそのまま引用してかまいません（引用は資料の言語のままです）。",
+}
+"""Detail of an ``answer_language`` finding: a statement not in the answer's language."""

@@ -92,7 +92,7 @@ def answer_flags(
     kinds = {f["type"] for f in findings}
     for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",
                  "malformed_output", "extractor_fallback", "weak_evidence",
-                 "no_answer_in_sources", "off_question"):
+                 "no_answer_in_sources", "off_question", "answer_language"):
         if kind in kinds:
             flags.append(kind)
     return flags

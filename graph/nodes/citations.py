@@ -11,6 +11,7 @@ from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
+from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
 from grounded_rag.verification.on_question import off_question_findings
 
@@ -21,7 +22,8 @@ def check_citations(
     """Deterministic checks: phantom ids, quotes, and answers that miss the question.
 
     Phantom source ids or handles, quotes located with offsets, wrong-source quotes, and
-    (not for a reviewer's edit) statements that do not answer the question.
+    (not for a reviewer's edit) statements that do not answer the question or are not in
+    its language.
     """
     settings = parts.settings(runtime, config)
     language = lang(state)
@@ -36,5 +38,6 @@ def check_citations(
         if "human_edited" not in state.get("flags", []):
             findings += off_question_findings(state.get("question", ""), statements,
                                               evidence, language)
+            findings += language_findings(statements, language)
     return {"draft": {**draft, "statements": statements}, "citation_findings": findings,
             "timings_ms": timings}

@@ -1,0 +1,52 @@
+"""Statements follow the question's language, whatever the language of their sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from grounded_rag import Context, build_graph
+from grounded_rag.verification.answer_language import language_findings, wrong_language
+from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
+from tests.fakes import evidence as ev
+
+SPEC = ev("aurora#sec3", "A full charge powers a typical laptop for about 9 hours.",
+          title="Aurora LX-3 > Charging")
+QUESTION_JA = "Aurora LX-3でノートパソコンを何時間動かせますか？"
+
+
+@pytest.mark.parametrize(("text", "language", "wrong"), [
+    ("A full charge powers a typical laptop for about 9 hours.", "ja", True),
+    ("フル充電でノートパソコンを約9時間動かせます。", "ja", False),
+    ("Aurora LX-3はUSB-C充電器で3時間で充電できます。", "ja", False),  # Latin names are fine
+    ("フル充電でノートパソコンを約9時間動かせます。", "en", True),
+    ("Bats (コウモリ) were the answer.", "en", False),  # a quoted Japanese term is fine
+    ("9時間", "en", False),  # too short to tell
+])
+def test_a_statement_in_the_other_script_is_flagged(text, language, wrong):
+    assert wrong_language(text, language) is wrong
+    findings = language_findings([{"text": text, "citations": []}], language)
+    assert [f["type"] for f in findings] == (["answer_language"] if wrong else [])
+
+
+def test_an_english_statement_to_a_japanese_question_is_rewritten_in_japanese():
+    english = answer(("A full charge powers a typical laptop for about 9 hours.", "S1.1"))
+    japanese = answer(("フル充電でノートパソコンを約9時間動かせます。", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [english, japanese]})
+    graph = build_graph(retriever=StaticRetriever([SPEC]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": QUESTION_JA}, context=Context(max_retries=1))
+    assert out["status"] == "answered" and out["attempts"] == 2
+    assert out["answer"].startswith("フル充電") and "answer_language" not in out["flags"]
+    # The quote stays in the source's language.
+    assert out["claims"][0]["citations"][0]["quote"] == SPEC["text"]
+    revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
+    assert "日本語で書き直して" in revise_prompt
+
+
+def test_without_retries_left_the_answer_is_delivered_with_a_flag():
+    english = answer(("A full charge powers a typical laptop for about 9 hours.", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [english]})
+    graph = build_graph(retriever=StaticRetriever([SPEC]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": QUESTION_JA}, context=Context(max_retries=0))
+    assert out["status"] == "answered" and "answer_language" in out["flags"]
