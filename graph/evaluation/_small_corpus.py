@@ -313,9 +313,13 @@ def _unanswerable(col: Collection, own: list[SmallCorpusItem],
             language=q.language, qtype=OTHER_TITLE, answerable=False, split=col.split,
             form=q.form, answers=q.answers, origin=q.origin) for q in picks]
 
+    # A question whose own section is also in this collection (the English paragraphs of a
+    # cross-language collection come from the HaluEval groups) is answerable here.
+    here = {str(d["id"]) for d in col.documents}
     others = [q for cid, qs in answerable.items() if cid != col.id
               and collections[cid].split == col.split for q in qs
-              if q.language == language and q.qtype != CROSS]
+              if q.language == language and q.qtype != CROSS
+              and not here & set(q.gold_doc_ids)]
     out: list[SmallCorpusItem] = []
     if language == "ja":
         out += borrowed(others, sizes.other_title)
