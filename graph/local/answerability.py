@@ -50,6 +50,23 @@ is checked. A head passed in with ``head=`` is used for every language it has a 
 for."""
 
 
+SHIPPED_HEAD_THRESHOLDS: dict[str, float] = {"ja": 0.40}
+"""Decision thresholds that replace the shipped head's fitted ones (ja 0.72).
+
+The fitted threshold came from large-pool folds. With the pre-model gate now fitted on small
+corpora, the answerability pass decides for many more questions, and at 0.72 it refused 17
+of 59 answerable Japanese small-corpus dev questions (29%) that cleared the gate
+(``benchmarks/answerability_skip_check.py --limit 60``: 123 Japanese questions, small-corpus
+dev + NoMIRACL ja dev, 9.7 s each, load 1.1 -> 1.9). 0.40 is the threshold with the lowest
+balanced error over both sets (answerable refused: small-corpus 4/59, NoMIRACL 0/30;
+unanswerable refused: small-corpus 4/4, NoMIRACL 15/30, against 22/30 at 0.72). NoMIRACL ja
+was part of the head's training, so its figures are in-sample. On the held-out small-corpus
+collections (never used for either choice; ``--split heldout --sets small-corpus``): 3 of 59
+answerable refused at 0.40 against 17 of 59 at 0.72, and all 3 unanswerable that cleared
+the gate refused at both.
+"""
+
+
 class LocalAnswerabilityJudge(ShippedHead):
     """Implements ``AnswerabilityJudge`` with the offline model, one short prompt per passage.
 
@@ -93,7 +110,9 @@ class LocalAnswerabilityJudge(ShippedHead):
             return dict(self._thresholds)
         if self.judge == "head":
             skip = SHIPPED_HEAD_UNCHECKED if self._shipped_head else ()
-            return {k: None if k in skip else float(v) for k, v in self.head.thresholds.items()}
+            chosen = SHIPPED_HEAD_THRESHOLDS if self._shipped_head else {}
+            return {k: None if k in skip else float(chosen.get(k, v))
+                    for k, v in self.head.thresholds.items()}
         return dict(DEFAULT_ANSWERABLE_THRESHOLDS)
 
     def threshold_for(self, language: str) -> float | None:

@@ -234,3 +234,14 @@ def test_fold_heads_route_each_question_to_the_head_that_never_saw_it(tmp_path):
     assert checked.covers("en")
     with pytest.raises(ValueError, match="answerable-folds.json not found"):
         FoldedAnswerabilityJudge.from_dir(tmp_path / "missing")
+
+
+def test_the_shipped_answerability_head_decides_japanese_at_the_small_corpus_threshold():
+    from grounded_rag.local.answerability import SHIPPED_HEAD_THRESHOLDS
+
+    judge = LocalAnswerabilityJudge(scorer=object(), judge="head")  # type: ignore[arg-type]
+    assert judge.threshold_for("ja") == SHIPPED_HEAD_THRESHOLDS["ja"] == 0.40
+    assert judge.head.thresholds["ja"] != 0.40  # the fitted value is replaced, not edited
+    assert judge.threshold_for("en") is None  # English stays unchecked
+    custom = LocalAnswerabilityJudge(scorer=object(), head=judge.head)  # type: ignore[arg-type]
+    assert custom.threshold_for("ja") == judge.head.thresholds["ja"]  # a given head's own
