@@ -26,7 +26,8 @@ def retrieve_evidence(
     timings: dict[str, float] = {}
     question = (state.get("question") or "").strip()
     check_length(question)  # the one limit every surface shares; an empty one abstains
-    language = settings.language if settings.language != "auto" else detect_language(question)
+    asked = detect_language(question)  # the gate's "other language" is the question's
+    language = settings.language if settings.language != "auto" else asked
     progress("retrieving", language)
     findings: list[Finding] = []
     evidence: list[Evidence] = []
@@ -43,11 +44,10 @@ def retrieve_evidence(
         else:
             retriever = parts.store(settings)
             evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
-    # "other language" means other than the question's (``language`` may be forced to
-    # the language the answer is written in)
+    # ``language`` may be forced to the language the answer is written in; the gate's
+    # "other language" stays the question's
     passes, best, same_gate, cross_gate = clears_gate(
-        evidence, detect_language(question) if question else language,
-        settings.abstain_threshold)
+        evidence, asked if question else language, settings.abstain_threshold)
     if question and not passes and not findings:
         findings.append({
             "type": "weak_evidence", "severity": "critical", "claim_index": -1,

@@ -142,21 +142,6 @@ def clears_gate(
     return passes or same_gate <= 0, max(same, cross), same_gate, cross_gate
 
 
-def gate_multiple(evidence: Any, language: str, threshold: float | None) -> float:
-    """How far the best evidence clears its gate (>= 1 passes): the finer-grained decision.
-
-    Same- and other-language evidence are compared on the scale of their own gates, which
-    also orders them against each other (:func:`grounded_rag.retrieval.hybrid.merge_languages`).
-    """
-    same_gate, cross_gate = gate_thresholds(language, threshold)
-    best = 0.0
-    for e in evidence:
-        gate = same_gate if is_same_language(e, language) else cross_gate
-        value = float(e["relevance"])
-        best = max(best, value / gate if gate > 0 else (float("inf") if value > 0 else 0.0))
-    return best
-
-
 def coefficients_for(embeddings: Any) -> dict[str, Any]:
     """The fitted coefficients for an embedder: e5's for multilingual ones, else MiniLM's."""
     if embeddings is None:

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from grounded_rag.prompts import addresses as texts
+from grounded_rag.retrieval.text_analysis import is_japanese_text
 from grounded_rag.types import Claim, Finding
-
-_JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def japanese_share(text: str) -> float:
-    """Share of kana and kanji among the letters of ``text`` (0 when it has no letters)."""
-    ja = len(_JA.findall(text))
-    latin = len(_LATIN.findall(text))
-    return ja / (ja + latin) if ja + latin else 0.0
 
 
 def wrong_language(text: str, language: str) -> bool:
@@ -24,11 +13,11 @@ def wrong_language(text: str, language: str) -> bool:
     A Japanese statement may name things in Latin letters (X100, USB-C) and an English one may
     quote a Japanese term: only a statement mostly in the other script counts.
     """
-    letters = len(_JA.findall(text)) + len(_LATIN.findall(text))
-    if letters < 4:
+    if sum(ch.isalpha() for ch in text) < 4:
         return False
-    share = japanese_share(text)
-    return share < 0.2 if language == "ja" else share > 0.5
+    if language == "ja":
+        return not is_japanese_text(text, share=0.2)
+    return is_japanese_text(text, share=0.5)
 
 
 def language_findings(statements: list[Claim], language: str) -> list[Finding]:
