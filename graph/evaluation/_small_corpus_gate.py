@@ -58,15 +58,15 @@ def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
                 threshold: float | None, n_sections: int) -> dict[str, Any]:
     """What gate mode keeps of one question's retrieval."""
     from grounded_rag.lang import detect_language
-    from grounded_rag.retrieval.calibration import clears_gate
-    from grounded_rag.retrieval.text_analysis import is_japanese_text
+    from grounded_rag.retrieval.calibration import (
+        best_by_language,
+        clears_gate,
+        is_same_language,
+    )
 
     asked = detect_language(item.question)  # the graph gates on the detected language
     passes, best, same_gate, cross_gate = clears_gate(evidence, asked, threshold)
-    same = max((float(e["relevance"]) for e in evidence
-                if is_japanese_text(str(e.get("text", ""))) == (asked == "ja")), default=0.0)
-    cross = max((float(e["relevance"]) for e in evidence
-                 if is_japanese_text(str(e.get("text", ""))) != (asked == "ja")), default=0.0)
+    same, cross = best_by_language(evidence, asked)
     # The highest same-language threshold at which the gate still lets this question
     # through (other-language evidence counted on the same-language scale).
     scale = same_gate / cross_gate if cross_gate > 0 else 1.0
@@ -86,7 +86,7 @@ def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
         # (or the answering one missing from the top k while such a section is there).
         ahead = evidence[: (rank - 1) if rank else len(evidence)]
         record["same_language_above_gold"] = any(
-            is_japanese_text(str(e.get("text", ""))) == (asked == "ja") for e in ahead)
+            is_same_language(e, asked) for e in ahead)
     return record
 
 

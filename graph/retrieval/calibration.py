@@ -122,6 +122,17 @@ def is_same_language(evidence: Any, language: str) -> bool:
     return is_japanese_text(str(evidence.get("text", ""))) == (language == "ja")
 
 
+def best_by_language(evidence: Any, language: str) -> tuple[float, float]:
+    """Best relevance among chunks in the question's language, and among the others."""
+    same = cross = 0.0
+    for e in evidence:
+        if is_same_language(e, language):
+            same = max(same, float(e["relevance"]))
+        else:
+            cross = max(cross, float(e["relevance"]))
+    return same, cross
+
+
 def clears_gate(
     evidence: Any, language: str, threshold: float | None
 ) -> tuple[bool, float, float, float]:
@@ -132,12 +143,7 @@ def clears_gate(
     other-language one (:func:`gate_thresholds`). No evidence passes only a threshold of 0.
     """
     same_gate, cross_gate = gate_thresholds(language, threshold)
-    same = cross = 0.0
-    for e in evidence:
-        if is_same_language(e, language):
-            same = max(same, float(e["relevance"]))
-        else:
-            cross = max(cross, float(e["relevance"]))
+    same, cross = best_by_language(evidence, language)
     passes = same >= same_gate or (cross >= cross_gate and cross > 0)
     return passes or same_gate <= 0, max(same, cross), same_gate, cross_gate
 
