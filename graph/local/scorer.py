@@ -17,6 +17,7 @@ import numpy as np
 
 from grounded_rag.local.probe import HiddenStateReader
 from grounded_rag.local.runtime import LocalRuntime, get_runtime, render_chat
+from grounded_rag.local.work import Work
 from grounded_rag.prompts import local_verify
 
 _YES = ("Yes", " Yes", "yes", " yes", "YES")
@@ -38,19 +39,25 @@ def reader_for(runtime: LocalRuntime) -> HiddenStateReader:
 
 
 @dataclass
-class ScorerStats:
-    """Counters for cost reporting."""
+class ScorerStats(Work):
+    """This scorer's own share of the model :class:`Work`, its wall time and its cuts.
 
-    pairs: int = 0
-    """Pairs scored."""
-    tokens_evaluated: int = 0
-    """Prompt tokens run through the model."""
-    tokens_reused: int = 0
-    """Prompt tokens served from the KV cache (shared evidence prefix)."""
+    One scored prompt is one model call; only the prompt counts move (scoring generates
+    nothing, and the runtime's ``work`` counts the forward passes). ``pairs``,
+    ``tokens_evaluated`` and ``tokens_reused`` are the scorer's names for ``model_calls``,
+    ``prompt_tokens`` and ``reused_tokens``.
+    """
+
     seconds: float = 0.0
     """Wall time spent scoring."""
     truncated: int = 0
     """Evidence texts cut to fit the context window."""
+
+    pairs = property(lambda self: self.model_calls, doc="Prompts scored.")
+    tokens_evaluated = property(lambda self: self.prompt_tokens,
+                                doc="Prompt tokens run through the model.")
+    tokens_reused = property(lambda self: self.reused_tokens,
+                             doc="Prompt tokens served from the KV cache (shared prefix).")
 
 
 @dataclass(frozen=True)
@@ -163,9 +170,8 @@ class SupportScorer:
         yes = _logsumexp(logits[: len(self._yes_ids)])
         no = _logsumexp(logits[len(self._yes_ids) :])
         margin = yes - no
-        self.stats.pairs += 1
-        self.stats.tokens_reused += result.reused
-        self.stats.tokens_evaluated += result.evaluated
+        self.stats.add(model_calls=1, prompt_tokens=result.evaluated,
+                       reused_tokens=result.reused)
         self.stats.seconds += time.perf_counter() - start
         return Reading(
             p_yes=_sigmoid(margin), margin=margin, hidden=reader.hidden(),

@@ -50,8 +50,13 @@ class Work:
     """Drafted tokens that equalled the greedy choice (each saved one forward pass)."""
 
     def __sub__(self, other: Work) -> Work:
-        return Work(**{f.name: getattr(self, f.name) - getattr(other, f.name)
-                       for f in fields(self)})
+        return type(self)(**{f.name: getattr(self, f.name) - getattr(other, f.name)
+                             for f in fields(self)})
+
+    def add(self, **amounts: int) -> None:
+        """Add ``amounts`` (field name -> count) to these counts."""
+        for name, value in amounts.items():
+            setattr(self, name, getattr(self, name) + int(value))
 
     def as_dict(self) -> dict[str, int]:
         """The counts by field name."""
@@ -80,8 +85,7 @@ class WorkCounter:
 
     def add(self, **amounts: int) -> None:
         """Add ``amounts`` (field name -> count) to the totals."""
-        for name, value in amounts.items():
-            setattr(self.total, name, getattr(self.total, name) + int(value))
+        self.total.add(**amounts)
 
     def eval(self, llama: Any, tokens: Sequence[int], *, prompt: bool = True) -> None:
         """``llama.eval(tokens)``, counted (``Llama.eval`` issues one decode per ``n_batch``).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -35,6 +36,7 @@ def open_store(store_dir: str) -> Retriever:
         return _retrievers[key]
 
 
+@dataclass(kw_only=True, eq=False)
 class Parts:
     """The components injected into ``build_graph``; anything left out comes from the settings.
 
@@ -42,20 +44,11 @@ class Parts:
     ``config["configurable"]``) names them, and these methods resolve the names.
     """
 
-    def __init__(
-        self,
-        *,
-        retriever: Retriever | None = None,
-        generator: BaseChatModel | None = None,
-        extractor: BaseChatModel | str | None = None,
-        verifier: Verifier | BaseChatModel | None = None,
-        answerability: AnswerabilityJudge | None = None,
-    ) -> None:
-        self.retriever = retriever
-        self.generator = generator
-        self.extractor = extractor
-        self.verifier = verifier
-        self.answerability = answerability
+    retriever: Retriever | None = None
+    generator: BaseChatModel | None = None
+    extractor: BaseChatModel | str | None = None
+    verifier: Verifier | BaseChatModel | None = None
+    answerability: AnswerabilityJudge | None = None
 
     @staticmethod
     def settings(runtime: Runtime[Context] | None, config: RunnableConfig | None) -> Context:

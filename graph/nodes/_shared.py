@@ -1,4 +1,4 @@
-"""Small helpers every node uses: stage timing, progress events, the run's language, claims."""
+"""Small helpers the nodes share: timing, progress, the run's language, claims, flags, scores."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any, cast
 
 from langgraph.config import get_stream_writer
 
+from grounded_rag.context import Context
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
-from grounded_rag.types import Claim, ClaimStatus, Evidence, Finding
+from grounded_rag.types import Claim, ClaimStatus, Finding
 from grounded_rag.verification.modes import UNCHECKED
+from grounded_rag.verification.scores import confidence_score, grounding_score
 
 
 @contextmanager
@@ -62,6 +64,33 @@ def claim_status(claim: Claim, first_texts: set[str] | None, verification: str) 
     return "verified" if first_texts is None or claim["text"] in first_texts else "revised"
 
 
+def regenerations(state: State) -> int:
+    """How many times the answer was revised after the first attempt."""
+    return max(0, state.get("attempts", 0) - 1)
+
+
+def settled(
+    claims: list[Claim], state: State, settings: Context, verification: str
+) -> dict[str, Any]:
+    """The final ``claims`` with their badges, ``confidence``, ``grounding_score``, ``review``.
+
+    A review is required in review mode when the confidence is below the review threshold,
+    and not while the verification is pending (it is reviewed once its claims are verified).
+    """
+    first_texts = first_attempt_texts(state)
+    final = [cast(Claim, {**c, "status": claim_status(c, first_texts, verification)})
+             for c in claims]
+    confidence = confidence_score(final, state.get("evidence", []),
+                                  regenerations=regenerations(state))
+    review = (verification != "pending" and settings.review_mode
+              and confidence < settings.review_threshold)
+    return {
+        "claims": final, "confidence": confidence,
+        "grounding_score": grounding_score(final, quote_threshold=settings.quote_match_threshold),
+        "review": {"required": True} if review else {},
+    }
+
+
 def removed_claims(
     history: list[dict[str, Any]], final: list[Claim], *, everything: bool = False
 ) -> list[Claim]:
@@ -77,17 +106,17 @@ def removed_claims(
     return list(removed.values())
 
 
-def answer_flags(
-    evidence: list[Evidence], findings: list[Finding], regenerations: int
-) -> list[str]:
+def answer_flags(state: State) -> list[str]:
     """The answer's verification flags, from its evidence, findings and revisions."""
+    evidence = state.get("evidence", [])
+    findings = state.get("findings", [])
     flags: list[str] = []
     best = max((e["relevance"] for e in evidence), default=0.0)
     if evidence and best < 0.5:
         flags.append("low_relevance")
     if evidence and len(evidence) < 3:
         flags.append("few_sources")
-    if regenerations:
+    if regenerations(state):
         flags.append("revised")
     kinds = {f["type"] for f in findings}
     for kind in ("quote_drift", "quote_not_found", "quote_in_other_source", "phantom_source",

@@ -28,7 +28,6 @@ def abstain_answer(state: State) -> dict[str, Any]:
         "answer": feedback_prompts.ABSTAIN.get(language, feedback_prompts.ABSTAIN["en"]),
         "claims": [], "removed_claims": removed, "sources": [], "confidence": 0.0,
         "grounding_score": 0.0, "verification": "none", "checked_claims": 0,
-        "flags": answer_flags(state.get("evidence", []), state.get("findings", []),
-                              max(0, state.get("attempts", 0) - 1)) + ["abstained"],
+        "flags": answer_flags(state) + ["abstained"],
         "decided_by": deciding_stage(state.get("findings", []), state.get("claims", [])),
     }

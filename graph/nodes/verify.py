@@ -11,14 +11,7 @@ from langgraph.types import interrupt
 
 from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
-from grounded_rag.nodes._shared import (
-    claim_status,
-    copy_claims,
-    first_attempt_texts,
-    lang,
-    progress,
-    timed,
-)
+from grounded_rag.nodes._shared import copy_claims, lang, progress, settled, timed
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Finding
 from grounded_rag.verification.modes import (
@@ -29,7 +22,6 @@ from grounded_rag.verification.modes import (
     verification_state,
 )
 from grounded_rag.verification.sampling import select_claims
-from grounded_rag.verification.scores import confidence_score, grounding_score
 
 log = logging.getLogger(__name__)
 
@@ -95,24 +87,17 @@ def verify_after_answer(
         log.warning("deferred verification failed: %s", exc, exc_info=True)
         return {**failed_update(state, f"{type(exc).__name__}: {exc}"),
                 "findings": findings, "timings_ms": timings}
-    first_texts = first_attempt_texts(state)
-    for claim in claims:
-        claim["status"] = claim_status(claim, first_texts, "complete")
-    warnings = late_warnings(claims, language)
-    regenerations = max(0, state.get("attempts", 1) - 1)
-    confidence = confidence_score(claims, state.get("evidence", []), regenerations=regenerations)
-    needs_review = settings.review_mode and confidence < settings.review_threshold
+    final = settled(claims, state, settings, "complete")
+    warnings = late_warnings(final["claims"], language)
     flags.append("verified_after_answer")
     if warnings:
         flags.append("verification_warning")
-    if needs_review:
+    if final["review"]:
         flags.append("needs_review")
     return {
-        "claims": claims, "findings": findings, "timings_ms": timings, "flags": flags,
+        **final, "findings": findings, "timings_ms": timings, "flags": flags,
         "verification": "complete", "checked_claims": len(claims), "warnings": warnings,
-        "verification_error": "", "confidence": confidence,
-        "grounding_score": grounding_score(claims, quote_threshold=settings.quote_match_threshold),
-        "review": {"required": True} if needs_review else {},
+        "verification_error": "",
     }
 
 
