@@ -59,6 +59,11 @@ class OutputState(TypedDict, total=False):
     for an abstention ``retrieval`` (nothing relevant enough, before any model call),
     ``answerability``, ``generator`` (it declined, or its replies were unusable),
     ``citations``, ``verification``, ``off_question`` or ``reviewer``."""
+    stage_scores: dict[str, float]
+    """What each stage scored before the answer was written: ``relevance`` (best evidence
+    over its gate), ``answerability`` (the head's best passage, when it ran) and
+    ``generator`` (the local generator's log-odds of ``answerable``), which
+    ``grounded_rag.verification.decision`` combines into the decision to write."""
 
 
 class State(InputState, OutputState, total=False):  # type: ignore[misc]

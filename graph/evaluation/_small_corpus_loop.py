@@ -15,7 +15,8 @@ from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._small_corpus import Collection, SmallCorpusItem, report_rows
 
 REFUSAL_STAGES = (
-    "weak_evidence", "no_answer_in_sources", "generator_declined", "off_question",
+    "weak_evidence", "no_answer_in_sources", "generator_declined", "empty_answer",
+    "off_question",
     "citation_check", "claims_failed_verification", "rejected_by_reviewer", "other",
 )
 """Stages an abstention is attributed to, in the order the graph runs them."""
@@ -42,7 +43,7 @@ def refusal_stage(result: dict[str, Any]) -> str | None:
     if "rejected_by_reviewer" in findings:
         return "rejected_by_reviewer"
     if result.get("abstain_reason") == "generator_declined":
-        return "generator_declined"
+        return "empty_answer" if "empty_answer" in findings else "generator_declined"
     if "off_question" in findings:
         return "off_question"
     if findings & _CITATION_FINDINGS and not result.get("verdicts"):

@@ -22,7 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
-from grounded_rag.local.decoding import complete, default_draft, grammar_for
+from grounded_rag.local.decoding import Choice, complete, default_draft, grammar_for
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
 
@@ -35,6 +35,10 @@ class StructuredOutputError(ValueError):
         """The last raw model output."""
         self.finish_reason = finish_reason
         """The last finish reason (``length`` means the budget ran out)."""
+
+
+def _score_answerable() -> dict[str, float | None]:
+    return {"answerable": None}
 
 
 class ChatLocal(BaseChatModel):
@@ -68,6 +72,12 @@ class ChatLocal(BaseChatModel):
     """Longest prompt-lookup draft checked per forward pass (0: one token per pass, the
     default; ``$GROUNDED_RAG_DRAFT_TOKENS``). Greedy output is the same either way except at
     near-ties that batching rounds the other way (``grounded_rag.local.decoding``)."""
+    decide: dict[str, float | None] = Field(default_factory=_score_answerable)
+    """Boolean fields of a structured output read as scores: the log-odds of ``true`` over
+    ``false`` where the output states the field is recorded in the reply's
+    ``response_metadata["choices"]``; a number decides the field at that log-odds (lower:
+    ``true`` more easily), ``None`` keeps the greedy choice. Fields the schema lacks are
+    ignored."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -94,6 +104,7 @@ class ChatLocal(BaseChatModel):
         rt = self.runtime()
         chat = [_to_dict(m) for m in messages]
         grammar = grammar_for(kwargs.get("response_format"))
+        choices = _choices_for(kwargs.get("response_format"), self.decide)
         with rt.lock:
             rt.adapt_threads()
             tokens = render_chat(rt, chat)
@@ -106,6 +117,7 @@ class ChatLocal(BaseChatModel):
                 grammar=grammar,
                 stop=[*(stop or []), turn_end(rt)],
                 draft=self.draft_tokens,
+                choices=choices,
             )
         text = result.text
         finish = result.finish_reason
@@ -124,6 +136,7 @@ class ChatLocal(BaseChatModel):
                 "model_provider": "local",
                 "decoding": {"passes": result.passes, "drafted": result.drafted,
                              "accepted": result.accepted},
+                **({"choices": dict(result.choices)} if result.choices else {}),
             },
         )
         return ChatResult(
@@ -182,6 +195,31 @@ class ChatLocal(BaseChatModel):
             raise error
 
         return RunnableLambda(run, name=f"ChatLocal.structured[{name}]")
+
+
+def _choices_for(response_format: dict[str, Any] | None,
+                 decide: dict[str, float | None]) -> list[Choice]:
+    """The :class:`Choice` points of ``decide`` that the structured output's schema has.
+
+    Only top-level boolean fields are read, in the schema's order (the order the grammar
+    writes them). When the next field is an array (``answerable`` then ``statements``), a
+    value decided ``true`` must give that array an item.
+    """
+    if not response_format or not decide:
+        return []
+    props = (response_format.get("schema") or {}).get("properties") or {}
+    names = list(props)
+    out = []
+    for i, name in enumerate(names):
+        spec = props[name]
+        if name not in decide or not isinstance(spec, dict) or spec.get("type") != "boolean":
+            continue
+        after = names[i + 1] if i + 1 < len(names) else None
+        nonempty = (json.dumps(after) + ":[" if after is not None
+                    and (props[after] or {}).get("type") == "array" else None)
+        out.append(Choice(key=name, marker=json.dumps(name) + ":", threshold=decide[name],
+                          nonempty=nonempty))
+    return out
 
 
 def _parse(raw: BaseMessage, validate: Any, name: str, budget: int) -> Any:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from grounded_rag.local.lookup import propose
@@ -64,6 +64,30 @@ class Completion:
     """Forward passes after the prompt's own."""
     drafted: int = 0
     accepted: int = 0
+    choices: dict[str, float] = field(default_factory=dict)
+    """Log-odds of ``true`` over ``false`` at each :class:`Choice` the output reached."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A boolean the output states after ``marker`` (e.g. ``"answerable":``), read as a score.
+
+    At the first position after the marker the model's log-odds of ``true`` over ``false``
+    (each side the log-sum-exp over the tokens that start the word, leading space allowed)
+    is recorded under ``key``. With ``threshold`` set, the value is then decided by that
+    score rather than by the greedy pick: ``true`` when the log-odds reach ``threshold``,
+    else ``false`` (only that word's tokens stay allowed at that position). A threshold of
+    0 is the greedy choice up to whitespace; lower thresholds make ``true`` easier.
+
+    ``nonempty`` names the array that must then have an item when a threshold decided
+    ``true`` (``"statements":[``, whitespace ignored): right after it opens, ``]`` is not
+    allowed, so "answerable, and here is nothing" cannot be written.
+    """
+
+    key: str
+    marker: str
+    threshold: float | None = None
+    nonempty: str | None = None
 
 
 _GRAMMARS: dict[str, Any] = {}
@@ -96,6 +120,8 @@ class _Text:
         self.text = b""
         self.finish: str | None = None
         self._multibyte = 0
+        self.current = b""
+        """The text so far (the last pushed token's detokenized output)."""
 
     def push(self, token: int) -> bool:
         """Take the next sampled token; True when the completion is finished."""
@@ -105,6 +131,7 @@ class _Text:
             return True
         self.tokens.append(token)
         text = self.llama.detokenize(self.tokens, prev_tokens=self.prompt)
+        self.current = text
         for k, char in enumerate(text[-3:]):
             k = 3 - k
             for num, pattern in ((2, 192), (3, 224), (4, 240)):
@@ -133,6 +160,7 @@ def complete(
     grammar: Any = None,
     stop: Sequence[str] = (),
     draft: int = 0,
+    choices: Sequence[Choice] = (),
 ) -> Completion:
     """Greedy completion of ``prompt`` (tokens) on the generator's context; hold the lock.
 
@@ -143,6 +171,8 @@ def complete(
         grammar: A ``LlamaGrammar`` constraining the output (see :func:`grammar_for`).
         stop: Stop strings (the text is cut before the first one found).
         draft: Longest prompt-lookup draft per pass; 0 decodes one token per pass.
+        choices: Booleans of the output to score (and, with a threshold, decide); no
+            draft is proposed while one of them is still ahead.
     """
     llama_cpp = require_llama_cpp()
     from llama_cpp import _internals
@@ -175,7 +205,8 @@ def complete(
     sampler.add_greedy()
     result = Completion(text="", tokens=[], finish_reason="length", prompt_tokens=len(prompt))
     try:
-        _decode(runtime, sampler, out, result, list(prompt), max_tokens, draft)
+        _decode(runtime, sampler, out, result, list(prompt), max_tokens, draft,
+                _Choices(llama, choices) if choices else None)
     except Exception:
         llama.n_tokens = 0  # the KV cache may hold anything now: start afresh next time
         raise
@@ -190,7 +221,8 @@ def complete(
 
 
 def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
-            history: list[int], max_tokens: int, draft: int) -> None:
+            history: list[int], max_tokens: int, draft: int,
+            choices: _Choices | None = None) -> None:
     """The decoding loop of :func:`complete` (the prompt is evaluated already)."""
     from llama_cpp import _internals
 
@@ -198,7 +230,13 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
     ctx = llama._ctx
     batch = _internals.LlamaBatch(n_tokens=draft + 1, embd=0, n_seq_max=1) if draft > 0 else None
     cap = draft
-    token = sampler.sample(ctx, -1)
+
+    def sample() -> int:
+        if choices is not None and choices.pending:
+            choices.at(ctx, out.current, result.choices)
+        return int(sampler.sample(ctx, -1))
+
+    token = sample()
     done = out.push(token)
     while not done:
         n_past = llama.n_tokens
@@ -207,12 +245,14 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             raise ValueError(f"the completion ran out of the context window ({n_ctx})")
         # Draft only what could still be returned: the budget and the context bound it.
         wanted = min(cap, room, max_tokens - len(out.tokens) - 1)
+        if choices is not None and choices.pending:
+            wanted = 0
         guess = propose(history + [token], wanted) if batch is not None and wanted > 0 else []
         if not guess:
             work.eval(llama, [token], prompt=False)
             result.passes += 1
             history.append(token)
-            token = sampler.sample(ctx, -1)
+            token = sample()
             done = out.push(token)
             continue
         step = [token, *guess]
@@ -238,3 +278,99 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
         ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
         llama._requires_eval = True
         cap = draft if kept == len(guess) else max(1, kept + 1)
+
+
+_WORD_TOKENS: dict[tuple[int, str], list[int]] = {}
+
+
+def _word_tokens(llama: Any, word: str) -> list[int]:
+    """Ids of the tokens that can start ``word`` (optionally after whitespace); one scan of
+    the vocabulary per model and word (about a second for 150k tokens), then cached."""
+    key = (id(llama), word)
+    found = _WORD_TOKENS.get(key)
+    if found is None:
+        found = []
+        for tid in range(llama.n_vocab()):
+            raw = llama.detokenize([tid])
+            try:
+                piece = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            stem = piece.lstrip(" \t\n")
+            if stem and word.startswith(stem):
+                found.append(tid)
+        _WORD_TOKENS[key] = found
+    return found
+
+
+class _Choices:
+    """The :class:`Choice` points of one completion, scored (and decided) as they come."""
+
+    def __init__(self, llama: Any, choices: Sequence[Choice]) -> None:
+        self.llama = llama
+        self.ahead = list(choices)
+        self.true = _word_tokens(llama, "true")
+        self.false = _word_tokens(llama, "false")
+        self.guard: str | None = None
+        """The array opening (whitespace removed) that must not be closed at once."""
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.ahead) or self.guard is not None
+
+    def at(self, ctx: Any, text: bytes, scores: dict[str, float]) -> None:
+        """Score (and decide) the next choice when ``text`` ends at its marker."""
+        import numpy as np
+
+        logits = np.ctypeslib.as_array(ctx.get_logits_ith(-1), shape=(self.llama.n_vocab(),))
+        if self.guard is not None:
+            bare = b"".join(text.split())
+            opened = bare.find(self.guard.encode("utf-8"))
+            if opened >= 0:
+                if bare[opened + len(self.guard):]:
+                    self.guard = None  # the array has its first item (or more)
+                else:
+                    logits[_closing_tokens(self.llama)] = -np.inf
+        if not self.ahead or not text.rstrip().endswith(self.ahead[0].marker.encode("utf-8")):
+            return
+        choice = self.ahead.pop(0)
+        yes, no = logits[self.true], logits[self.false]
+        score = float(_lse(yes) - _lse(no))
+        scores[choice.key] = round(score, 4)
+        if choice.threshold is None:
+            return
+        says = score >= choice.threshold
+        if says and choice.nonempty:
+            self.guard = "".join(choice.nonempty.split())
+        keep = self.true if says else self.false
+        allowed = np.full(logits.shape, False)
+        allowed[keep] = True
+        logits[~allowed] = -np.inf  # the sampler reads this buffer next
+
+
+_CLOSING: dict[int, list[int]] = {}
+
+
+def _closing_tokens(llama: Any) -> list[int]:
+    """Ids of the tokens that close an array first thing (``]``, ``]}``, `` ]`` ...)."""
+    found = _CLOSING.get(id(llama))
+    if found is None:
+        found = []
+        for tid in range(llama.n_vocab()):
+            try:
+                piece = llama.detokenize([tid]).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if piece.lstrip(" \t\n").startswith("]"):
+                found.append(tid)
+        _CLOSING[id(llama)] = found
+    return found
+
+
+def _lse(values: Any) -> float:
+    import numpy as np
+
+    if len(values) == 0:
+        return float("-inf")
+    top = float(np.max(values))
+    return top + float(np.log(np.sum(np.exp(values - top))))

@@ -131,7 +131,8 @@ _DECIDING_FINDINGS = (
     ("empty_question", "retrieval"), ("no_content_words", "retrieval"),
     ("weak_evidence", "retrieval"),
     ("no_answer_in_sources", "answerability"), ("rejected_by_reviewer", "reviewer"),
-    ("generator_declined", "generator"), ("malformed_output", "generator"),
+    ("generator_declined", "generator"), ("empty_answer", "generator"),
+    ("malformed_output", "generator"),
 )
 
 

@@ -12,6 +12,7 @@ from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
 from grounded_rag.types import Finding
+from grounded_rag.verification.decision import DEFAULT_DECISION
 
 
 def assess_answerability(
@@ -26,13 +27,19 @@ def assess_answerability(
     language = lang(state)
     if judge is None or not judge.covers(language):
         return {}
+    if (settings.answerability_check == "auto" and parts.generator_is_local(settings)
+            and DEFAULT_DECISION.decides_without_answerability(language)):
+        return {}  # the decision to write reads the generator's own score instead
     progress("assessing", language)
     timings = dict(state.get("timings_ms") or {})
     evidence = state.get("evidence", [])[: settings.answerability_passages]
     with timed("answerability", timings):
         result = judge.assess(state["question"], evidence, language=language)
+    scores = dict(state.get("stage_scores") or {})
+    if result["passages"]:  # a judge that ran (not one that leaves the language unchecked)
+        scores["answerability"] = round(float(result["score"]), 4)
     if result["answerable"]:
-        return {"timings_ms": timings}
+        return {"timings_ms": timings, "stage_scores": scores}
     best = result["passages"][0]["source_id"] if result["passages"] else "-"
     finding: Finding = {
         "type": "no_answer_in_sources", "severity": "critical", "claim_index": -1,
@@ -42,4 +49,5 @@ def assess_answerability(
             "no answer was written."
         ),
     }
-    return {"findings": [*state.get("findings", []), finding], "timings_ms": timings}
+    return {"findings": [*state.get("findings", []), finding], "timings_ms": timings,
+            "stage_scores": scores}

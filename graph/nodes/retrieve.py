@@ -62,7 +62,7 @@ def retrieve_evidence(
         "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
         "max_retries": settings.max_retries, "timings_ms": timings,
         "verification": "none", "checked_claims": 0, "verification_error": "",
-        "warnings": [],
+        "warnings": [], "stage_scores": {},
     }
 
 

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from grounded_rag._structured import StructuredOutputFailure, invoke_structured
+from grounded_rag._structured import StructuredOutputFailure, invoke_structured_raw
 from grounded_rag.context import Context
 from grounded_rag.lang import strip_markers
 from grounded_rag.nodes._parts import Parts
@@ -17,6 +17,7 @@ from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.schemas import CitedAnswer
 from grounded_rag.state import State
 from grounded_rag.types import Citation, Claim, Draft, Evidence, Finding
+from grounded_rag.verification.decision import DEFAULT_DECISION
 from grounded_rag.verification.handles import (
     SentenceView,
     cite_handles,
@@ -49,8 +50,7 @@ def _write_answer(
     timings = dict(state.get("timings_ms") or {})
     attempts = state.get("attempts", 0) + 1
     evidence = state.get("evidence", [])
-    view = number_sentences(
-        evidence, select_sentences(state["question"], evidence, settings.evidence_tokens))
+    view = evidence_view(state["question"], evidence, settings.evidence_tokens)
     sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
     if revise:
         previous = (state.get("draft") or {"statements": []})["statements"]
@@ -66,25 +66,41 @@ def _write_answer(
             draft=_to_handles(draft_text, evidence),
             feedback=_to_handles(state.get("feedback", ""), evidence),
         )
+        messages = [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
     else:
         progress("generating", language)
-        user = generate_prompts.USER[language].format(sources=sources, question=state["question"])
-    messages = [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
+        messages = answer_messages(state["question"], sources, language)
     # Unusable replies of earlier attempts stay on record, but no longer block.
     findings: list[Finding] = [
         {**f, "severity": "info"}
         for f in state.get("findings", []) if f["type"] == "malformed_output"
     ]
     draft: Draft | None
+    model = parts.chat_model(settings)
+    local = parts.generator_is_local(settings) and hasattr(model, "decide")
+    scores = dict(state.get("stage_scores") or {})
+    threshold = None
+    if local and not revise:
+        threshold = _generator_threshold(state, settings, language, scores)
+        model = model.model_copy(update={"decide": {"answerable": threshold}})
     with timed("generate", timings):
         try:
-            reply = invoke_structured(parts.chat_model(settings), CitedAnswer, messages)
+            reply, raw = invoke_structured_raw(model, CitedAnswer, messages, raw=local)
+            chosen = (raw.response_metadata.get("choices") or {}) if raw is not None else {}
+            if not revise and "answerable" in chosen:
+                scores["generator"] = float(chosen["answerable"])
             draft = _draft_from_reply(reply, evidence, view)
             if not draft["answerable"]:
                 findings.append({
-                    "type": "generator_declined", "severity": "critical", "claim_index": -1,
-                    "detail": "The generator found no answer to the question in the evidence"
-                    + (" (it cited nothing usable)." if reply.answerable else "."),
+                    "type": "empty_answer" if reply.answerable else "generator_declined",
+                    "severity": "critical", "claim_index": -1,
+                    "detail": ("The generator said the evidence answers the question but wrote "
+                               "no statement." if reply.answerable else
+                               "The generator found no answer to the question in the evidence.")
+                    + (f" Its answerable log-odds {scores['generator']:.2f} did not reach "
+                       f"{threshold:.2f}, the threshold the stage scores set."
+                       if threshold is not None and "generator" in scores
+                       and not reply.answerable else ""),
                 })
         except StructuredOutputFailure as exc:
             draft = None
@@ -92,7 +108,40 @@ def _write_answer(
                 "type": "malformed_output", "severity": "critical", "claim_index": -1,
                 "detail": f"The generator's structured reply was unusable: {exc}",
             })
-    return {"draft": draft, "attempts": attempts, "findings": findings, "timings_ms": timings}
+    return {"draft": draft, "attempts": attempts, "findings": findings, "timings_ms": timings,
+            "stage_scores": scores}
+
+
+def _generator_threshold(state: State, settings: Context, language: str,
+                         scores: dict[str, float]) -> float | None:
+    """The log-odds the generator's ``answerable`` must reach, from the earlier stages' scores.
+
+    Also records the relevance the decision read in ``scores``.
+    """
+    from grounded_rag.lang import detect_language
+    from grounded_rag.retrieval.calibration import best_by_language, gate_thresholds
+
+    evidence = state.get("evidence", [])
+    asked = detect_language(state["question"])
+    same, cross = best_by_language(evidence, asked)
+    same_gate, cross_gate = gate_thresholds(asked, settings.abstain_threshold)
+    relevance = max(same / same_gate if same_gate else 0.0,
+                    cross / cross_gate if cross_gate else 0.0)
+    scores["relevance"] = round(relevance, 4)
+    return DEFAULT_DECISION.generator_threshold(
+        language, answerability=scores.get("answerability"), relevance=relevance, gate=1.0,
+        operating_point=settings.preset or "balanced")
+
+
+def evidence_view(question: str, evidence: list[Evidence], budget: int) -> SentenceView:
+    """The numbered evidence sentences the generator reads (``budget``: evidence tokens)."""
+    return number_sentences(evidence, select_sentences(question, evidence, budget))
+
+
+def answer_messages(question: str, sources: str, language: str) -> list[Any]:
+    """The first-draft prompt: system rules, the numbered ``sources`` and the question."""
+    user = generate_prompts.USER[language].format(sources=sources, question=question)
+    return [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
 
 
 def _handle(index: int) -> str:

@@ -1,0 +1,158 @@
+"""Stage scores of the answer-or-abstain decision, per small-corpus question past the gate.
+
+For every question that clears the pre-model gate on its own collection (the gate-mode
+retrieval of ``grounded-rag eval small-corpus``), one JSON line with what each stage knows
+before the answer is written:
+
+- ``relevance``: the best evidence relevance (and the gate it cleared);
+- ``answerability``: the shipped answerability head's best passage score (Japanese
+  questions only, as in the graph; ``--english-answerability`` scores English ones too);
+- ``generator``: the generator's log-odds of ``"answerable": true`` over ``false`` at that
+  point of its JSON reply, on the exact first-draft prompt of the graph (prompt plus a few
+  tokens; no answer is written).
+
+These lines are what ``benchmarks/decision_fit.py`` fits and cross-validates the combiner
+on. Unanswerable questions that clear the gate are few, so all of them are kept; answerable
+ones are sampled per (split, language, type).
+
+    .venv/bin/python benchmarks/decision_scores.py [--per-group 14] [--out eval-results/decision-scores.jsonl]
+
+Resumable: ids already in ``--out`` are skipped. Model work: about one answerability pass
+(three short prompts) and one generator prompt per question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--per-group", type=int, default=14,
+                    help="answerable questions per (split, language, type)")
+    ap.add_argument("--out", default="eval-results/decision-scores.jsonl")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--splits", default="dev,heldout")
+    ap.add_argument("--english-answerability", action="store_true",
+                    help="also score English questions with the answerability head")
+    args = ap.parse_args()
+
+    from grounded_rag.context import apply_preset, validate_settings
+    from grounded_rag.evaluation._small_corpus import build_small_corpus
+    from grounded_rag.evaluation._small_corpus_gate import default_retriever_factory, gate_record
+    from grounded_rag.evaluation._small_corpus_run import load_sources
+    from grounded_rag.lang import detect_language
+    from grounded_rag.local.answerability import LocalAnswerabilityJudge
+    from grounded_rag.local.chat import turn_end
+    from grounded_rag.local.decoding import Choice, complete, grammar_for
+    from grounded_rag.local.runtime import get_runtime, render_chat
+    from grounded_rag.nodes.write import answer_messages, evidence_view
+    from grounded_rag.prompts import generate as generate_prompts
+    from grounded_rag.schemas import CitedAnswer
+    from grounded_rag.verification.handles import render_view
+
+    settings = apply_preset(validate_settings({}))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if out.exists():
+        done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()
+                if line.strip()}
+    data = build_small_corpus(load_sources(), seed=args.seed)
+    factory = default_retriever_factory()
+    rng = random.Random(args.seed)
+    chosen = []
+    for split in args.splits.split(","):
+        groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        for item in data.part(split):
+            groups[(item.language, item.group)].append(item)
+        for key in sorted(groups):
+            pool = groups[key]
+            if pool[0].answerable:
+                rng.shuffle(pool)
+                pool = pool[: args.per_group * 3]  # gate below drops a few
+            chosen.extend(pool)
+    by_collection: dict[str, list[Any]] = defaultdict(list)
+    for item in chosen:
+        by_collection[item.collection].append(item)
+
+    judge = LocalAnswerabilityJudge(judge="head", thresholds={
+                                        "ja": 0.0, "en": 0.0 if args.english_answerability
+                                        else None},
+                                    passages=settings.answerability_passages)
+    rt = get_runtime(None)
+    schema = {"type": "json_object", "schema": CitedAnswer.model_json_schema()}
+    grammar = grammar_for(schema)
+    kept: dict[tuple[str, str, str], int] = defaultdict(int)
+    todo = []
+    for cid in sorted(by_collection):
+        retriever = factory(data.collections[cid].documents)
+        for item in by_collection[cid]:
+            evidence = list(retriever.retrieve(item.question, settings.top_k))[: settings.top_k]
+            gate = gate_record(item, evidence, settings.abstain_threshold, 0)
+            if not gate["kept"]:
+                continue
+            key = (item.split, item.language, item.group)
+            if item.answerable and kept[key] >= args.per_group:
+                continue
+            kept[key] += 1
+            todo.append((item, evidence, gate))
+    # Unanswerable ones first (the rarer class), then the answerable ones round-robin over
+    # the groups, so a run stopped early still has every group.
+    seen: dict[tuple[str, str, str], int] = defaultdict(int)
+    order = []
+    for t in todo:
+        group = (t[0].split, t[0].language, t[0].group)
+        order.append((t[0].answerable, seen[group]))
+        seen[group] += 1
+    todo = [t for _, t in sorted(zip(order, todo, strict=True), key=lambda p: p[0])]
+    print(f"decision scores: {len(todo)} questions past the gate "
+          f"({sum(1 for t in todo if not t[0].answerable)} unanswerable); "
+          f"{len(done)} already in {out}", file=sys.stderr, flush=True)
+    with out.open("a", encoding="utf-8") as handle:
+        for n, (item, evidence, gate) in enumerate(todo, 1):
+            if item.id in done:
+                continue
+            t0 = time.perf_counter()
+            lang = detect_language(item.question)
+            ans = judge.assess(item.question, evidence, language=lang)
+            t1 = time.perf_counter()
+            view = evidence_view(item.question, evidence, settings.evidence_tokens)
+            sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
+            messages = answer_messages(item.question, sources, lang)
+            chat = [{"role": "system", "content": messages[0].content},
+                    {"role": "user", "content": messages[1].content}]
+            with rt.lock:
+                tokens = render_chat(rt, chat)
+                result = complete(rt, tokens, max_tokens=8, grammar=grammar,
+                                  stop=[turn_end(rt)],
+                                  choices=[Choice("answerable", '"answerable":')])
+            t2 = time.perf_counter()
+            record = {
+                "id": item.id, "collection": item.collection, "split": item.split,
+                "language": item.language, "asked": lang, "type": item.group,
+                "qtype": item.qtype, "answerable": item.answerable,
+                "relevance": gate["best_relevance"], "gate_score": gate["gate_score"],
+                "gate": gate["gate"], "gold_rank": gate["gold_rank"],
+                "answerability": (round(float(ans["score"]), 4) if ans["passages"]
+                                  else None),
+                "generator": result.choices.get("answerable"),
+                "prompt_tokens": len(tokens),
+                "answerability_s": round(t1 - t0, 2), "generator_s": round(t2 - t1, 2),
+            }
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            print(f"  {n}/{len(todo)} {item.id} {item.language}/{item.group} "
+                  f"ans={record['answerability']} gen={record['generator']} "
+                  f"({t2 - t0:.1f} s)", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The decision to write: stage scores combined once, handed to the generator as a threshold."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda
+
+from grounded_rag.local import LOCAL_LLM_TYPE
+from grounded_rag.schemas import CitedAnswer
+from grounded_rag.verification.decision import Combiner, Decision, stage_features
+from tests.fakes import ScriptedChatModel
+
+
+def test_the_threshold_is_where_the_combined_score_reaches_the_cut():
+    c = Combiner(weights={"generator": 0.5, "answerability": 1.0, "relevance": 2.0},
+                 bias=-1.0, cut=0.5)
+    feats = stage_features(generator=None, answerability=0.8, relevance=0.05, gate=0.01)
+    t = c.generator_threshold(feats)
+    at = -1.0 + 0.5 * t + math.log(0.8 / 0.2) + 2.0 * math.log10(5.0)
+    assert at == pytest.approx(0.5, abs=1e-9)
+    # a stronger answerability score lowers what the generator must reach
+    assert c.generator_threshold(
+        stage_features(generator=None, answerability=0.95, relevance=0.05, gate=0.01)) < t
+    # an operating point that abstains more raises it
+    assert c.generator_threshold(feats, shift=1.0) > t
+
+
+def test_a_language_without_a_combiner_keeps_the_greedy_choice():
+    d = Decision(combiners={"ja": Combiner(weights={"generator": 1.0}, bias=0.0, cut=-2.0)})
+    assert d.generator_threshold("en", answerability=None, relevance=1.0, gate=1.0) is None
+    assert d.generator_threshold("ja", answerability=None, relevance=1.0, gate=1.0) == -2.0
+
+
+def test_a_combiner_that_ignores_the_generator_decides_on_the_rest():
+    c = Combiner(weights={"generator": 0.0, "answerability": 1.0}, bias=0.0, cut=0.0)
+    yes = c.generator_threshold(stage_features(generator=None, answerability=0.9,
+                                               relevance=None, gate=None))
+    no = c.generator_threshold(stage_features(generator=None, answerability=0.1,
+                                              relevance=None, gate=None))
+    assert yes < -10 and no > 10
+
+
+class ScoredLocalModel(ScriptedChatModel):
+    """A scripted stand-in for the local generator: it reports a log-odds for ``answerable``
+    and, like ChatLocal, lets ``decide`` turn that score into the value it writes."""
+
+    score: float = 0.0
+    decide: dict[str, float | None] = {}
+
+    @property
+    def _llm_type(self) -> str:
+        return LOCAL_LLM_TYPE
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        inner = super().with_structured_output(schema)
+
+        def run(messages: Any) -> Any:
+            reply = inner.invoke(messages)
+            if schema is CitedAnswer:
+                threshold = self.decide.get("answerable")
+                says = self.score >= (0.0 if threshold is None else threshold)
+                reply = CitedAnswer(answerable=says,
+                                    statements=reply.statements if says else [])
+            raw = AIMessage("", response_metadata={"choices": {"answerable": self.score}})
+            return ({"raw": raw, "parsed": reply, "parsing_error": None}
+                    if kwargs.get("include_raw") else reply)
+
+        return RunnableLambda(run)
+
+
+def _graph(score: float, decision: Decision, monkeypatch):  # type: ignore[no-untyped-def]
+    from grounded_rag.graph import build_graph
+    from grounded_rag.nodes import write
+    from tests.fakes import ScriptedVerifier, StaticRetriever
+
+    monkeypatch.setattr(write, "DEFAULT_DECISION", decision)
+    evidence = [{"source_id": "doc:a#sec0", "doc_id": "doc", "title": "Spec", "url": "",
+                 "text": "The Aozora A1 battery lasts up to 10 hours.", "score": 1.0,
+                 "relevance": 0.9}]
+    model = ScoredLocalModel(score=score, script={"CitedAnswer": [
+        {"answerable": True, "statements": [{"text": "The battery lasts up to 10 hours.",
+                                             "citations": ["S1.1"]}]}]})
+    return build_graph(retriever=StaticRetriever(evidence), generator=model,
+                       verifier=ScriptedVerifier())
+
+
+def test_a_hesitant_generator_writes_when_the_stages_scores_say_answer(monkeypatch):
+    decision = Decision(combiners={"en": Combiner(weights={"generator": 1.0, "relevance": 1.0},
+                                                  bias=0.0, cut=-1.0)})
+    settings = {"configurable": {"answerability_check": "off", "extractor_model": "rules"}}
+    out = _graph(-0.5, decision, monkeypatch).invoke(
+        {"question": "How long does the battery last?"}, settings)
+    assert out["status"] == "answered"
+    assert out["stage_scores"]["generator"] == -0.5
+    assert out["stage_scores"]["relevance"] > 1
+    # Greedy (no combiner), the same score is a decline, and the finding says so.
+    out = _graph(-0.5, Decision(), monkeypatch).invoke(
+        {"question": "How long does the battery last?"}, settings)
+    assert out["status"] == "abstained" and out["decided_by"] == "generator"
+
+
+def test_the_decline_names_the_score_and_the_threshold(monkeypatch):
+    decision = Decision(combiners={"en": Combiner(weights={"generator": 1.0}, bias=0.0,
+                                                  cut=3.0)})
+    out = _graph(1.5, decision, monkeypatch).invoke(
+        {"question": "How long does the battery last?"},
+        {"configurable": {"answerability_check": "off", "extractor_model": "rules"}})
+    assert out["status"] == "abstained"
+    detail = next(f["detail"] for f in out["findings"] if f["type"] == "generator_declined")
+    assert "1.50" in detail and "3.00" in detail
