@@ -181,6 +181,7 @@ def answer_item(
         "answerable": item.answerable,
         "status": status,
         "abstain_reason": reason,
+        "stage_scores": final.get("stage_scores") or {},
         "answer": (final.get("answer") or "")[:1000],
         "attempts": attempts,
         "regenerations": max(0, attempts - 1),

@@ -12,7 +12,9 @@ ALTERED_COPY_SIMILARITY = 0.65
 """Similarity (difflib ratio) from which a claim counts as a rewrite of one evidence sentence."""
 
 _CONTENT_CHAR = re.compile(r"[A-Za-z0-9\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff]")
-_WORD = re.compile(r"[\w'\-]+|[^\w\s]")
+_WORD = re.compile(r"\w+(?:['\-]\w+)*|[^\w\s]")
+"""A word (apostrophes and hyphens only inside it: "don't", "e-mail") or one other mark, so
+that a quote mark next to a word ('OK vs "OK) is a swapped mark, not a swapped word."""
 
 
 def altered_copy(

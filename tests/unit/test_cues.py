@@ -120,6 +120,9 @@ def test_altered_copy_finds_the_swapped_words(claim, sentence, claim_span, evide
     [
         # Words added or left out are not a substitution.
         ("A man is slicing a large red onion in the kitchen.", "A man is slicing an onion."),
+        # Another quote mark next to a word is not another word ('OK! vs "OK!).
+        ("It is published by Northern & Shell, who also oversee 'OK!'",
+         'It is published by Northern & Shell, who also oversee "OK!'),
         ("男性がテニスラケットを持って立っています。",
          "黒いTシャツを着た男性がテニスラケットを持って立っています。"),
         # A different sentence altogether is not a near copy.
