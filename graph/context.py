@@ -89,7 +89,8 @@ class Context:
         default="",
         metadata={
             "description": "Model that writes the cited answer, e.g. 'local', "
-            "'local:/path/model.gguf', 'openai:gpt-4.1-mini', 'google_genai:gemini-2.5-flash'. "
+            "'local:/path/model.gguf', 'openai:gpt-4.1-mini', 'google_genai:gemini-2.5-flash', "
+            "or a model on an OpenAI-compatible server: 'openai:<model>@http://host:port/v1'. "
             "Empty: OpenAI or Gemini when their key is set, else the offline local model."
         },
     )
@@ -139,7 +140,9 @@ class Context:
         default="",
         metadata={
             "description": "Embedded store directory (default $GROUNDED_RAG_STORE or "
-            "./.grounded-rag)."
+            "./.grounded-rag), or a networked store postgresql://USER@HOST:PORT/DB?schema=NAME "
+            "(vectors on the Chroma server of $GROUNDED_RAG_CHROMA_URL or the one it was "
+            "built with)."
         },
     )
     review_mode: bool = field(
@@ -280,10 +283,19 @@ def apply_preset(explicit: dict[str, Any]) -> Context:
     preset = explicit.get("preset", DEFAULT_PRESET)
     values = {**preset_values(preset), **explicit}
     if "verifier_model" not in explicit:
-        judge = judge_for(preset, values.get("generator_model") or default_model_spec())
+        generator = values.get("generator_model") or default_model_spec()
+        judge = judge_for(preset, generator)
+        if judge and _served_elsewhere(generator):
+            judge = ""  # a model on the user's own server: its judge is that model, not OpenAI's
         if judge:
             values["verifier_model"] = judge
     return Context(**values)
+
+
+def _served_elsewhere(spec: str) -> bool:
+    """An ``openai:`` spec aimed at another server (``@<url>`` or ``$OPENAI_BASE_URL``)."""
+    return spec.startswith("openai:") and (
+        "@http://" in spec or "@https://" in spec or bool(os.environ.get("OPENAI_BASE_URL")))
 
 
 def resolve_context(context: Any, config: RunnableConfig | None) -> Context:

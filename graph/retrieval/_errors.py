@@ -30,3 +30,11 @@ class LoadError(RetrievalError):
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+
+
+class StoreUnavailableError(RetrievalError):
+    """A networked store's database or vector server cannot be reached.
+
+    The message names which, and the flag that points at it; the server answers 503 with
+    ``Retry-After``.
+    """

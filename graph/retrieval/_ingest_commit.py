@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grounded_rag.retrieval._ingest_embed import _Pending
 from grounded_rag.retrieval._ingest_report import IngestReport
-from grounded_rag.retrieval.store import Store
+from grounded_rag.retrieval.store import AnyStore
 
 COMMIT_INTERVAL_S = 30.0
 """Seconds between two commits of finished documents. A commit rebuilds the BM25 index over
@@ -12,7 +12,9 @@ the whole store, so this bounds that cost while a crash loses at most this much 
 work; Ctrl-C commits finished documents at once."""
 
 
-def _commit(store: Store, ready: list[_Pending], removed: list[str], report: IngestReport) -> None:
+def _commit(
+    store: AnyStore, ready: list[_Pending], removed: list[str], report: IngestReport
+) -> None:
     if not ready and not removed:
         return
     rows = [
@@ -31,7 +33,7 @@ def _commit(store: Store, ready: list[_Pending], removed: list[str], report: Ing
     report.committed.extend(p.doc.doc_id for p in ready)
 
 
-def _finish(store: Store, report: IngestReport) -> None:
+def _finish(store: AnyStore, report: IngestReport) -> None:
     """After a complete run: drop vectors and collections nothing refers to any more."""
     store.collect_garbage()
     store.set_meta("dirty", "0")

@@ -21,7 +21,7 @@ from grounded_rag.retrieval.chunking import (
     chunk_document,
     index_text,
 )
-from grounded_rag.retrieval.store import Store
+from grounded_rag.retrieval.store import AnyStore
 from grounded_rag.retrieval.text_analysis import tokenize
 
 CHUNKER_VERSION = "1"
@@ -125,7 +125,7 @@ class _StopFlag:
 class _VectorWriter:
     """Buffers vectors and writes them to Chroma in large batches (fewer, cheaper upserts)."""
 
-    def __init__(self, store: Store, identity: EmbedderIdentity, flush_at: int = 1024) -> None:
+    def __init__(self, store: AnyStore, identity: EmbedderIdentity, flush_at: int = 1024) -> None:
         self.store = store
         self.identity = identity
         self.flush_at = flush_at
@@ -144,7 +144,7 @@ class _VectorWriter:
             if len(v) != self.identity.dimension:
                 raise StoreMismatchError(
                     f"the embeddings returned a {len(v)}-d vector, but the store at "
-                    f"{self.store.directory} holds {self.identity.dimension}-d vectors"
+                    f"{self.store.location} holds {self.identity.dimension}-d vectors"
                 )
         self.keys += keys
         self.vectors += list(vectors)

@@ -7,7 +7,7 @@ from typing import Any
 
 from grounded_rag.retrieval.hybrid import HybridRetriever, Mode
 from grounded_rag.retrieval.rerank import Reranker
-from grounded_rag.retrieval.store import Store, resolve_store_dir
+from grounded_rag.retrieval.store import open_store
 
 
 def open_retriever(
@@ -22,6 +22,9 @@ def open_retriever(
 ) -> HybridRetriever:
     """Open the store at ``store_dir`` (default ``$GROUNDED_RAG_STORE`` or ``./.grounded-rag``).
 
+    ``store_dir`` may be a ``postgresql://USER@HOST:PORT/DB?schema=NAME`` URL: the networked
+    store (catalogue and BM25 in Postgres, vectors on the Chroma server at ``chroma_url``).
+
     Raises :class:`StoreNotFoundError` / :class:`EmptyStoreError` (both
     :class:`RetrievalError`) with a message telling the user to run ``grounded-rag ingest``.
     ``chroma_url`` points the vector side at a Chroma server. Without ``embeddings`` the
@@ -33,7 +36,7 @@ def open_retriever(
     from grounded_rag.retrieval.embeddings import embedder_identity
     from grounded_rag.retrieval.ingest import embeddings_for_store
 
-    store = Store(resolve_store_dir(store_dir), chroma_url=chroma_url)
+    store = open_store(store_dir, chroma_url=chroma_url)
     store.require_documents()
     follow = embeddings is None and embedder is None
     if embeddings is None and mode != "bm25":

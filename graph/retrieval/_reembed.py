@@ -10,7 +10,7 @@ from typing import Any
 from grounded_rag.retrieval._identity import EmbedderIdentity
 from grounded_rag.retrieval._ingest_embed import EMBED_BATCH, _StopFlag
 from grounded_rag.retrieval._ingest_report import ReembedReport
-from grounded_rag.retrieval.store import Store, _fail_point, resolve_store_dir
+from grounded_rag.retrieval.store import _fail_point, open_store, resolve_store, store_label
 
 
 def reembed_store(
@@ -33,15 +33,16 @@ def reembed_store(
 
     from grounded_rag.retrieval.embeddings import default_embeddings, embedder_identity
 
-    directory = resolve_store_dir(store_dir)
-    store = Store(directory, chroma_url=chroma_url)
+    directory = resolve_store(store_dir)
+    store = open_store(directory, chroma_url=chroma_url)
     try:
         store.require_documents()
         embeddings = embeddings or default_embeddings(embedder)
         identity = embedder_identity(embeddings)
         previous = store.embedder()
         report = ReembedReport(
-            str(directory), identity.describe(), previous.describe() if previous else "none"
+            store_label(directory), identity.describe(),
+            previous.describe() if previous else "none",
         )
         with store.write_lock():
             target = store.meta("reembed_collection") or ""

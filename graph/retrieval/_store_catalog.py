@@ -56,6 +56,11 @@ class _StoreCatalog:
     _readers: threading.local
     _reader_conns: list[sqlite3.Connection]
 
+    @property
+    def location(self) -> str:
+        """Where the store is, as given to ``--store`` (in messages)."""
+        return str(self.directory)
+
     def _check_vectors_at(self) -> None:
         """Refuse to open a store's vectors in the other place than where they were written.
 
@@ -98,9 +103,9 @@ class _StoreCatalog:
 
         target = builtin_for(wanted.name)
         command = (
-            f"grounded-rag ingest --reembed --embedder {target} --store {self.directory}"
+            f"grounded-rag ingest --reembed --embedder {target} --store {self.location}"
             if target
-            else f"reembed_store({str(self.directory)!r}, embeddings=<your embeddings>)"
+            else f"reembed_store({self.location!r}, embeddings=<your embeddings>)"
         )
         current = builtin_for(stored.name)
         keep = (
@@ -109,7 +114,7 @@ class _StoreCatalog:
             else "the embeddings it was built with"
         )
         return (
-            f"the store at {self.directory} was built with embeddings {stored.describe()}, "
+            f"the store at {self.location} was built with embeddings {stored.describe()}, "
             f"not {wanted.describe()}; vectors of two models are never mixed. Either use "
             f"{keep}, or re-embed the stored chunks (documents are not re-read; queries keep "
             f"working meanwhile) with: {command}"

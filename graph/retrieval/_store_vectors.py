@@ -35,18 +35,22 @@ class _StoreVectors(_StoreCatalog):
     _collection: Any
     _collection_name: str
 
-    def open_collection(self, name: str) -> Any:
-        """A Chroma collection of this store by name (created when missing, cosine space)."""
+    def _vector_client(self) -> Any:
+        """The Chroma client, created on first use."""
         if self._client is None:
             self._client = _chroma_client(self.directory, self.chroma_url)
+        return self._client
+
+    def open_collection(self, name: str) -> Any:
+        """A Chroma collection of this store by name (created when missing, cosine space)."""
+        self._vector_client()
         return self._client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
         )
 
     def drop_collection(self, name: str) -> None:
         """Delete a Chroma collection (missing ones are ignored)."""
-        if self._client is None:
-            self._client = _chroma_client(self.directory, self.chroma_url)
+        self._vector_client()
         with contextlib.suppress(Exception):
             self._client.delete_collection(name)
 

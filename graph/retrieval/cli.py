@@ -68,9 +68,11 @@ def register(subparsers: Any) -> None:
 def _store_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
-        metavar="DIR",
+        metavar="DIR|URL",
         default=None,
-        help="store directory (default: $GROUNDED_RAG_STORE or ./.grounded-rag)",
+        help="store directory (default: $GROUNDED_RAG_STORE or ./.grounded-rag), or a "
+        "networked store postgresql://USER@HOST:PORT/DB?schema=NAME (catalogue and BM25 in "
+        "Postgres; vectors on the Chroma server of --chroma-url)",
     )
     parser.add_argument(
         "--embedder",

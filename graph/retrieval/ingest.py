@@ -37,7 +37,7 @@ from grounded_rag.retrieval._ingest_report import IngestReport
 from grounded_rag.retrieval._ingest_report import ReembedReport as ReembedReport
 from grounded_rag.retrieval._reembed import reembed_store as reembed_store
 from grounded_rag.retrieval.chunking import Document
-from grounded_rag.retrieval.store import Store, resolve_store_dir
+from grounded_rag.retrieval.store import AnyStore, open_store, resolve_store, store_label
 
 
 def _default_embeddings(name: str | None = None) -> Any:
@@ -46,7 +46,7 @@ def _default_embeddings(name: str | None = None) -> Any:
     return default_embeddings(name)
 
 
-def embeddings_for_store(store: Store, name: str | None = None) -> Any:
+def embeddings_for_store(store: AnyStore, name: str | None = None) -> Any:
     """The embedder for an existing store: the built-in one that built it, else the default.
 
     ``name`` (``e5`` / ``minilm``) asks for a specific built-in; the store then refuses it
@@ -64,7 +64,7 @@ def embeddings_for_store(store: Store, name: str | None = None) -> Any:
 
 def ingest_documents(
     docs: Iterable[Document],
-    store: Store,
+    store: AnyStore,
     embeddings: Any,
     *,
     report: IngestReport,
@@ -173,10 +173,11 @@ def ingest_paths(
     embedder that built it, or the default. The store remembers which one built it.
     References show each file's path relative to the directory it was found in (a file
     given by name: its name), prefixed with ``base_url`` when given, never the absolute
-    path on this machine.
+    path on this machine. ``store_dir`` may also be a ``postgresql://`` store URL (the
+    networked store; its vectors on the Chroma server at ``chroma_url``).
     """
-    directory = resolve_store_dir(store_dir)
-    report = IngestReport(store=str(directory))
+    directory = resolve_store(store_dir)
+    report = IngestReport(store=store_label(directory))
     paths = list(paths)
     failed_sources: set[str] = set()
     docs = _load_inputs(paths, report, failed_sources, base_url)
@@ -189,7 +190,7 @@ def ingest_paths(
         )
     if first is None and not prune:
         return report
-    store = Store(directory, chroma_url=chroma_url, create=True)
+    store = open_store(directory, chroma_url=chroma_url, create=True)
     try:
         ingest_documents(
             itertools.chain([first] if first is not None else [], docs),

@@ -23,6 +23,11 @@ never see a half-re-embedded store.
 (``_store_vectors``), the readers (``_store_read``: one committed :class:`Generation` per
 query) and the writers (``_store_write``: the ingest lock and the single-transaction
 commits). This module opens a store directory and holds the crash-test fail points.
+
+A ``postgresql://`` URL instead of a directory opens the networked store
+(:class:`~grounded_rag.retrieval._pg_store.PostgresStore`: catalogue, generations and BM25
+in Postgres, vectors on a Chroma server) with the same interface and guarantees;
+:func:`open_store` picks one by what it is given.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import sqlite3
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 # Names defined in the part modules, re-exported so ``store.X`` keeps working everywhere.
 from grounded_rag.retrieval._bm25 import BM25Index as BM25Index
@@ -53,6 +58,9 @@ from grounded_rag.retrieval._store_read import Generation, _StoreReads
 from grounded_rag.retrieval._store_vectors import _chroma_client as _chroma_client
 from grounded_rag.retrieval._store_write import _StoreWrites
 from grounded_rag.retrieval.chunking import Chunk as Chunk
+
+if TYPE_CHECKING:
+    from grounded_rag.retrieval._pg_store import PostgresStore
 
 
 class Store(_StoreReads, _StoreWrites):
@@ -106,8 +114,62 @@ def _fail_point(name: str) -> None:
         raise RuntimeError(f"injected failure at {name}")
 
 
-def store_info(store: Store) -> dict[str, Any]:
+AnyStore: TypeAlias = "Store | PostgresStore"
+"""The embedded store or the networked one: ingest, re-embed and search take either."""
+
+
+def is_store_url(spec: object) -> bool:
+    """True when ``spec`` names a networked (Postgres) store rather than a directory."""
+    return str(spec).startswith(("postgresql://", "postgres://"))
+
+
+def resolve_store(spec: str | os.PathLike[str] | None) -> str | Path:
+    """The store to open: a ``postgresql://`` URL as given, else :func:`resolve_store_dir`.
+
+    ``$GROUNDED_RAG_STORE`` may hold either.
+    """
+    chosen = spec or os.environ.get(STORE_ENV)
+    if chosen is not None and is_store_url(chosen):
+        return str(chosen)
+    return resolve_store_dir(chosen)
+
+
+def store_label(where: str | Path) -> str:
+    """How reports name a resolved store: its directory, or its URL with the password hidden."""
+    if isinstance(where, str):
+        from grounded_rag.retrieval._pg_catalog import StoreURL
+
+        return StoreURL.parse(where).shown
+    return str(where)
+
+
+def open_store(
+    spec: str | os.PathLike[str] | None, *, chroma_url: str | None = None, create: bool = False
+) -> AnyStore:
+    """The store ``spec`` names: a directory (embedded) or ``postgresql://...?schema=NAME``."""
+    where = resolve_store(spec)
+    if isinstance(where, str):
+        from grounded_rag.retrieval._pg_store import PostgresStore
+
+        return PostgresStore(where, chroma_url=chroma_url, create=create)
+    return Store(where, chroma_url=chroma_url, create=create)
+
+
+def store_info(store: AnyStore) -> dict[str, Any]:
     """A small JSON-able summary of a store."""
+    if not isinstance(store, Store):
+        return {
+            "store": store.location,
+            "documents": store.document_count(),
+            "chunks": store.chunk_count(),
+            "embedding_model": store.meta("embedding_model"),
+            "embedding_sha256": store.meta("embedding_sha256") or "",
+            "dimension": int(store.meta("dimension") or 0) or None,
+            "generation": int(store.meta("generation") or 0),
+            "collection": store.meta("collection"),
+            "chroma": store.chroma_url,
+            "bm25": "postgres",
+        }
     return {
         "store": str(store.directory.resolve()),
         "documents": store.document_count(),

@@ -13,7 +13,6 @@ from grounded_rag.retrieval import (
     StoreMismatchError,
     ingest_paths,
     open_retriever,
-    reembed_store,
 )
 from grounded_rag.retrieval import embeddings as emb_mod
 from grounded_rag.retrieval import store as store_mod
@@ -145,51 +144,49 @@ def _two_builtins(monkeypatch):
     monkeypatch.setattr(emb_mod, "EMBEDDERS", {"hasha": HashA, "hashb": HashB})
 
 
-def test_reembed_crash_midway_leaves_old_generation_serving(tmp_path, docs, monkeypatch):
+def test_reembed_crash_midway_leaves_old_generation_serving(backend, docs, monkeypatch):
     _two_builtins(monkeypatch)
-    store = tmp_path / "s"
-    ingest_paths([docs], store, embeddings=HashA(), progress=False)
-    reader = open_retriever(store)  # follows the store's built-in embedder
+    backend.ingest([docs], embeddings=HashA())
+    reader = backend.retriever()  # follows the store's built-in embedder
     before = ids(reader, "apples price", 2)
     assert before[0] == "a#sec3"
 
     monkeypatch.setattr(store_mod, "_FAIL_POINTS", {"reembed_batch"})
     with pytest.raises(RuntimeError, match="injected"):
-        reembed_store(store, embeddings=HashB(), progress=False, batch_size=2)
-    s = Store(store)
+        backend.reembed(embeddings=HashB(), batch_size=2)
+    s = backend.store()
     assert s.embedder().name == "HashA:hash-a" and s.embedder().dimension == 64
     assert ids(reader, "apples price", 2) == before  # still served by the old vectors
-    assert ids(open_retriever(store), "apples price", 2) == before
+    assert ids(backend.retriever(), "apples price", 2) == before
     with pytest.raises(StoreMismatchError, match="hash-a"):
-        open_retriever(store, embeddings=HashB())
+        backend.retriever(embeddings=HashB())
 
     monkeypatch.setattr(store_mod, "_FAIL_POINTS", set())
-    report = reembed_store(store, embeddings=HashB(), progress=False, batch_size=2)
+    report = backend.reembed(embeddings=HashB(), batch_size=2)
     assert report.chunks_reused == 2 and report.chunks_embedded == 2  # resumed
-    s = Store(store)
+    s = backend.store()
     assert s.embedder().name == "HashB:hash-b" and s.embedder().dimension == 32
     assert s.document_count() == 3 and s.chunk_count() == 4  # documents not re-read
     assert ids(reader, "apples price", 1) == ["a#sec3"]  # the open reader followed
     assert isinstance(reader.embeddings, HashB)
-    assert ids(open_retriever(store, embeddings=HashB()), "bananas", 1) == ["b#sec2"]
+    assert ids(backend.retriever(embeddings=HashB()), "bananas", 1) == ["b#sec2"]
     with pytest.raises(StoreMismatchError):
-        open_retriever(store, embeddings=HashA())
+        backend.retriever(embeddings=HashA())
     # the old collection is dropped by the next ingest that finishes
     write(docs / "d.md", "# Delta\n\nDates are sweet.\n")
-    ingest_paths([docs], store, embeddings=HashB(), progress=False)
-    s = Store(store)
+    backend.ingest([docs], embeddings=HashB())
+    s = backend.store()
     assert json.loads(s.meta("stale_collections")) == []
     assert len(s.all_vector_keys()) == s.chunk_count() == 5
 
 
-def test_crash_at_the_switch_keeps_the_old_embedder(tmp_path, docs, monkeypatch):
-    store = tmp_path / "s"
-    ingest_paths([docs], store, embeddings=HashA(), progress=False)
+def test_crash_at_the_switch_keeps_the_old_embedder(backend, docs, monkeypatch):
+    backend.ingest([docs], embeddings=HashA())
     monkeypatch.setattr(store_mod, "_FAIL_POINTS", {"before_switch"})
     with pytest.raises(RuntimeError, match="injected"):
-        reembed_store(store, embeddings=HashB(), progress=False)
-    assert Store(store).embedder().name == "HashA:hash-a"
-    assert ids(open_retriever(store, embeddings=HashA()), "apples price", 1) == ["a#sec3"]
+        backend.reembed(embeddings=HashB())
+    assert backend.store().embedder().name == "HashA:hash-a"
+    assert ids(backend.retriever(embeddings=HashA()), "apples price", 1) == ["a#sec3"]
 
 
 class SigintAfter(HashA):
@@ -208,37 +205,36 @@ class SigintAfter(HashA):
         return out
 
 
-def test_interrupted_ingest_keeps_finished_documents_and_resumes(tmp_path, docs):
-    store = tmp_path / "s"
+def test_interrupted_ingest_keeps_finished_documents_and_resumes(backend, docs):
     # batch of 1 chunk: a.md has two chunks, so Ctrl-C after the 3rd call has finished
     # a (2 chunks) and written b's only chunk, while sub/c has not started
     stopper = SigintAfter(3)
-    r = ingest_paths([docs], store, embeddings=stopper, progress=False, batch_size=1)
+    r = backend.ingest([docs], embeddings=stopper, batch_size=1)
     assert r.interrupted and not r.ok
     assert sorted(r.committed) == ["a", "b"]
-    assert sorted(Store(store).documents()) == ["a", "b"]
-    assert ids(open_retriever(store, embeddings=SigintAfter(99)), "apples price", 1) == ["a#sec3"]
+    assert sorted(backend.store().documents()) == ["a", "b"]
+    assert ids(backend.retriever(embeddings=SigintAfter(99)), "apples price", 1) == ["a#sec3"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
 
     again = SigintAfter(99)
-    r2 = ingest_paths([docs], store, embeddings=again, progress=False, batch_size=1)
+    r2 = backend.ingest([docs], embeddings=again, batch_size=1)
     assert r2.ok and sorted(r2.unchanged) == ["a", "b"] and r2.added == ["sub/c"]
     assert again.texts == 1  # only the chunk never embedded before
-    assert Store(store).chunk_count() == 4
+    assert backend.store().chunk_count() == 4
 
 
-def test_interrupt_inside_a_document_reuses_its_written_vectors(tmp_path):
+def test_interrupt_inside_a_document_reuses_its_written_vectors(tmp_path, backend):
     root = tmp_path / "docs"
     body = "\n\n".join(
         f"## Part {i}\nParagraph {i} describes fruit number {i} in detail." for i in range(6)
     )
     write(root / "long.md", f"# Long\n\n{body}\n")
     stopper = SigintAfter(2)
-    r = ingest_paths([root], tmp_path / "s", embeddings=stopper, progress=False, batch_size=2)
+    r = backend.ingest([root], embeddings=stopper, batch_size=2)
     assert r.interrupted and r.committed == [] and r.chunks_written == 4
-    assert Store(tmp_path / "s").document_count() == 0  # a document is all or nothing
+    assert backend.store().document_count() == 0  # a document is all or nothing
     again = SigintAfter(99)
-    r2 = ingest_paths([root], tmp_path / "s", embeddings=again, progress=False, batch_size=2)
+    r2 = backend.ingest([root], embeddings=again, batch_size=2)
     assert r2.ok and r2.added == ["long"] and r2.chunks_reused == 4
     assert again.texts == 2  # 6 chunks, 4 reused
 

@@ -1,4 +1,5 @@
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,70 +69,64 @@ def ids(retriever, query, k=10):
     return [e["source_id"] for e in retriever.retrieve(query, k)]
 
 
-def test_ingest_then_reingest_is_idempotent(tmp_path, docs):
-    store = tmp_path / "store"
+def test_ingest_then_reingest_is_idempotent(backend, docs):
     emb = HashEmbeddings()
-    r1 = ingest_paths([docs], store, embeddings=emb, progress=False)
+    r1 = backend.ingest([docs], embeddings=emb)
     assert sorted(r1.added) == ["a", "b", "sub/c"] and r1.ok
     assert r1.chunks_written == 4
     calls = emb.calls
-    r2 = ingest_paths([docs], store, embeddings=emb, progress=False)
+    r2 = backend.ingest([docs], embeddings=emb)
     assert sorted(r2.unchanged) == ["a", "b", "sub/c"]
     assert r2.added == r2.updated == [] and r2.chunks_written == 0
     assert emb.calls == calls  # nothing re-embedded
-    s = Store(store)
+    s = backend.store()
     assert s.chunk_count() == 4 and len(s.all_vector_keys()) == 4
-    retr = open_retriever(store, embeddings=emb)
+    retr = backend.retriever(embeddings=emb)
     assert ids(retr, "apples price", 1) == ["a#sec3"]
 
 
-def test_changed_document_is_replaced_and_prune_removes(tmp_path, docs):
-    store = tmp_path / "store"
+def test_changed_document_is_replaced_and_prune_removes(backend, docs):
     emb = HashEmbeddings()
-    ingest_paths([docs], store, embeddings=emb, progress=False)
+    backend.ingest([docs], embeddings=emb)
     write(docs / "a.md", "# Alpha\n\n## Scope\nAlpha covers apricots now.\n")
     (docs / "b.md").unlink()
-    r = ingest_paths([docs], store, embeddings=emb, progress=False)
+    r = backend.ingest([docs], embeddings=emb)
     assert r.updated == ["a"] and r.removed == []  # no prune: b stays
-    retr = open_retriever(store, embeddings=emb)
+    retr = backend.retriever(embeddings=emb)
     assert "a#sec3" not in ids(retr, "apples price")  # old section gone
     assert ids(retr, "apricots", 1) == ["a#sec2"]
     assert any(i.startswith("b#") for i in ids(retr, "bananas"))
-    r = ingest_paths([docs], store, embeddings=emb, prune=True, progress=False)
+    r = backend.ingest([docs], embeddings=emb, prune=True)
     assert r.removed == ["b"]
-    s = Store(store)
+    s = backend.store()
     assert s.documents().keys() == {"a", "sub/c"}
     assert len(s.all_vector_keys()) == s.chunk_count() == 2  # no orphaned vectors
     assert not any(
-        i.startswith("b#") for i in ids(open_retriever(store, embeddings=emb), "bananas")
+        i.startswith("b#") for i in ids(backend.retriever(embeddings=emb), "bananas")
     )
 
 
-def test_prune_keeps_documents_whose_file_failed_to_load(tmp_path, docs):
-    store = tmp_path / "store"
+def test_prune_keeps_documents_whose_file_failed_to_load(backend, docs):
     emb = HashEmbeddings()
-    ingest_paths([docs], store, embeddings=emb, progress=False)
+    backend.ingest([docs], embeddings=emb)
     (docs / "b.md").write_bytes(b"")  # now unreadable as a document
-    r = ingest_paths([docs], store, embeddings=emb, prune=True, progress=False)
+    r = backend.ingest([docs], embeddings=emb, prune=True)
     assert not r.ok and "b.md" in r.errors[0] and "empty" in r.errors[0]
-    assert "b" in Store(store).documents()
+    assert "b" in backend.store().documents()
 
 
-def test_failure_mid_ingest_leaves_previous_state_visible(tmp_path, docs):
-    store = tmp_path / "store"
-    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
-    before = Store(store).documents()
+def test_failure_mid_ingest_leaves_previous_state_visible(backend, docs):
+    backend.ingest([docs], embeddings=HashEmbeddings())
+    before = backend.store().documents()
     write(docs / "a.md", "# Alpha\n\n## Scope\nAlpha covers avocados.\n")
     write(docs / "d.md", "# Delta\n\nDates are sweet.\n")
     # the first changed document embeds fine, the second one fails
     with pytest.raises(RuntimeError, match="embedding service died"):
-        ingest_paths(
-            [docs], store, embeddings=HashEmbeddings(fail_after=1), progress=False, batch_size=1
-        )
-    s = Store(store)
+        backend.ingest([docs], embeddings=HashEmbeddings(fail_after=1), batch_size=1)
+    s = backend.store()
     assert s.documents() == before  # nothing half-written is visible
     emb = HashEmbeddings()
-    retr = open_retriever(store, embeddings=emb)
+    retr = backend.retriever(embeddings=emb)
     assert ids(retr, "apples price", 1) == ["a#sec3"]
     assert not [i for i in ids(retr, "avocados dates") if i.startswith("d#")]
     for ev in retr.retrieve("avocados", 10):
@@ -139,30 +134,31 @@ def test_failure_mid_ingest_leaves_previous_state_visible(tmp_path, docs):
     # the vector finished before the failure is kept (not visible) and reused on resume;
     # the next ingest completes and cleans up what nothing refers to
     assert len(s.all_vector_keys()) > s.chunk_count()
-    r = ingest_paths([docs], store, embeddings=emb, progress=False)
+    r = backend.ingest([docs], embeddings=emb)
     assert r.updated == ["a"] and r.added == ["d"]
     assert r.chunks_reused == 1 and r.chunks_written == 1
-    s = Store(store)
+    s = backend.store()
     assert len(s.all_vector_keys()) == s.chunk_count()
-    assert ids(open_retriever(store, embeddings=emb), "avocados", 1) == ["a#sec2"]
+    assert ids(backend.retriever(embeddings=emb), "avocados", 1) == ["a#sec2"]
 
 
-def test_crash_just_before_commit_rolls_back(tmp_path, docs, monkeypatch):
-    store = tmp_path / "store"
+def test_crash_just_before_commit_rolls_back(backend, docs, monkeypatch):
     emb = HashEmbeddings()
-    ingest_paths([docs], store, embeddings=emb, progress=False)
-    gen = Store(store).meta("generation")
+    backend.ingest([docs], embeddings=emb)
+    gen, chunks = backend.committed()
     write(docs / "b.md", "# Beta\n\n## Scope\nBeta covers blueberries.\n")
     monkeypatch.setattr(store_mod, "_FAIL_POINTS", {"before_commit"})
     with pytest.raises(RuntimeError, match="injected"):
-        ingest_paths([docs], store, embeddings=emb, progress=False)
-    s = Store(store)
-    assert s.meta("generation") == gen
-    assert (store / s.meta("bm25_dir")).is_dir()
-    assert len(list(store.glob("bm25-*"))) == 1  # the half-built index was removed
+        backend.ingest([docs], embeddings=emb)
+    assert backend.committed() == (gen, chunks)
+    s = backend.store()
+    if not backend.networked:
+        store = Path(backend.spec)
+        assert (store / s.meta("bm25_dir")).is_dir()
+        assert len(list(store.glob("bm25-*"))) == 1  # the half-built index was removed
     assert all(
         "blueberries" not in e["text"]
-        for e in open_retriever(store, embeddings=emb).retrieve("blueberries", 5)
+        for e in backend.retriever(embeddings=emb).retrieve("blueberries", 5)
     )
 
 
@@ -182,15 +178,14 @@ def test_store_dir_from_environment(tmp_path, docs, monkeypatch):
     assert open_retriever(embeddings=HashEmbeddings()).retrieve("apples", 1)
 
 
-def test_other_embeddings_are_refused(tmp_path, docs):
-    store = tmp_path / "store"
-    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
+def test_other_embeddings_are_refused(backend, docs):
+    backend.ingest([docs], embeddings=HashEmbeddings())
 
     class Other(HashEmbeddings):
         model_name = "other"
 
     with pytest.raises(StoreMismatchError, match="hash-64"):
-        open_retriever(store, embeddings=Other())
+        backend.retriever(embeddings=Other())
 
 
 def test_vectors_are_opened_where_they_were_written(tmp_path, docs, monkeypatch):
@@ -214,10 +209,9 @@ def test_vectors_are_opened_where_they_were_written(tmp_path, docs, monkeypatch)
         Store(tmp_path / "server")
 
 
-def test_results_carry_evidence_fields(tmp_path, docs):
-    store = tmp_path / "store"
-    ingest_paths([docs], store, embeddings=HashEmbeddings(), progress=False)
-    ev = open_retriever(store, embeddings=HashEmbeddings()).retrieve("apples cost", 3)[0]
+def test_results_carry_evidence_fields(backend, docs):
+    backend.ingest([docs], embeddings=HashEmbeddings())
+    ev = backend.retriever(embeddings=HashEmbeddings()).retrieve("apples cost", 3)[0]
     assert ev["source_id"] == "a#sec3" and ev["doc_id"] == "a"
     assert ev["title"] == "Alpha — Price" and ev["section"] == "Alpha > Price"
     assert ev["url"].endswith("a.md")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from grounded_rag.retrieval import ingest_paths, open_retriever
 from grounded_rag.retrieval import store as store_mod
 from grounded_rag.retrieval.store import Store
+from tests.store_backends import Backend
 from tests.unit.test_retrieval_store import HashEmbeddings, write
 
 
@@ -63,13 +66,49 @@ def test_a_reader_that_finds_its_generation_deleted_loads_the_next_one(tmp_path,
     assert all("version 3" in h["text"] or "3 coins" in h["text"] for h in hits)
 
 
-def test_concurrent_readers_during_reingest_see_whole_generations(tmp_path):
+@pytest.mark.integration
+def test_a_reader_whose_generation_is_replaced_mid_query_answers_from_the_new_one(
+        tmp_path, pg_store, monkeypatch):
+    """Networked store: another machine commits between a query's search and its fetch."""
+    from grounded_rag.retrieval._pg_store import PostgresStore
+
+    url, chroma = pg_store
+    machine = Backend("postgres", url, chroma)
+    docs, emb = tmp_path / "docs", HashEmbeddings()
+    corpus(docs, 1)
+    machine.ingest([docs], embeddings=emb, prune=True)
+    retriever = machine.retriever(embeddings=emb)
+    first = machine.committed()[0]
+    real_search = PostgresStore.vector_search
+    raced: list[str | None] = []
+
+    def search_then_another_commit(self, vector, n):
+        found = real_search(self, vector, n)
+        if not raced:  # the query has pinned its generation and ranked its chunks
+            raced.append(self.pinned_generation().number)
+            corpus(docs, 2)
+            Backend("postgres", url, chroma).ingest([docs], embeddings=emb, prune=True)
+        return found
+
+    monkeypatch.setattr(PostgresStore, "vector_search", search_then_another_commit)
+    try:
+        hits = retriever.retrieve("pears coins", 10)
+        gen, chunks = machine.committed()
+    finally:
+        machine.close()
+    assert raced == [first] and gen != first
+    assert retriever.backend.pinned_generation().number == gen
+    assert hits and all((h["source_id"], h["text"]) in chunks for h in hits)
+    assert all("version 2" in h["text"] or "2 coins" in h["text"] for h in hits)
+
+
+def test_concurrent_readers_during_reingest_see_whole_generations(tmp_path, backend):
     """One shared retriever (as in a server worker), 8 reader threads, 6 re-ingests."""
-    docs, store_dir, emb = tmp_path / "docs", tmp_path / "store", HashEmbeddings()
+    docs, emb = tmp_path / "docs", HashEmbeddings()
     corpus(docs, 0)
-    ingest_paths([docs], store_dir, embeddings=emb, prune=True, progress=False)
-    generations = dict([committed_chunks(store_dir)])
-    retriever = open_retriever(store_dir, embeddings=emb)
+    backend.ingest([docs], embeddings=emb, prune=True)
+    generations = dict([backend.committed()])
+    retriever = backend.retriever(embeddings=emb)
     store = retriever.backend
     done = threading.Event()
     seen: list[tuple[str | None, list[tuple[str, str]]]] = []
@@ -91,10 +130,9 @@ def test_concurrent_readers_during_reingest_see_whole_generations(tmp_path):
     try:
         for version in range(1, 7):
             corpus(docs, version)
-            report = ingest_paths([docs], store_dir, embeddings=emb, prune=True,
-                                  progress=False)
+            report = backend.ingest([docs], embeddings=emb, prune=True)
             assert report.ok
-            gen, chunks = committed_chunks(store_dir)
+            gen, chunks = backend.committed()
             generations[gen] = chunks
             time.sleep(0.05)
     finally:
