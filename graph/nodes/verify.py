@@ -106,4 +106,5 @@ def _judge(
 ) -> list[Finding]:
     """Verify ``claims[i]`` for each index in place; findings for the failing ones."""
     return judge_claims(claims, indices, state.get("evidence", []), parts.judge(settings),
-                        execution=settings.verify_execution, language=lang(state))
+                        execution=settings.verify_execution, language=lang(state),
+                        question=state.get("question", ""))

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
+from grounded_rag.verification.evidence import is_japanese
 
 MAX_EVIDENCE_PER_CLAIM = 3
 """Chunks a claim is judged against: its cited ones first, then the best other ones."""
@@ -24,8 +25,13 @@ UNCHECKED: Literal["unchecked"] = "unchecked"
 _PARALLEL_MAX_WORKERS = 8
 
 
-def claim_to_check(claim: Claim, evidence: list[Evidence]) -> ClaimToCheck:
-    """A claim with the evidence it is judged against: cited chunks, then the best others."""
+def claim_to_check(claim: Claim, evidence: list[Evidence], question: str = "") -> ClaimToCheck:
+    """A claim with the evidence it is judged against: cited chunks, then the best others.
+
+    A bare answer ("1839年", "Florida State University") says nothing on its own, so it is
+    judged with the ``question`` it answers (the judges read the two as one statement);
+    a claim that is a sentence is judged as written.
+    """
     by_id = {e["source_id"]: e for e in evidence}
     cited = [by_id[c["source_id"]] for c in claim["citations"] if c["source_id"] in by_id]
     chosen = list({e["source_id"]: e for e in cited}.values())
@@ -34,7 +40,18 @@ def claim_to_check(claim: Claim, evidence: list[Evidence]) -> ClaimToCheck:
             break
         if e not in chosen:
             chosen.append(e)
-    return {"text": claim["text"], "evidence": chosen}
+    item: ClaimToCheck = {"text": claim["text"], "evidence": chosen}
+    if question.strip() and is_bare_answer(claim["text"]):
+        item["question"] = question.strip()
+    return item
+
+
+def is_bare_answer(text: str) -> bool:
+    """A short answer without a sentence's end ("1839年", "R+h", "Florida State University")."""
+    text = text.strip()
+    if not text or text[-1] in ".!?。！？":
+        return False
+    return len(text) <= 15 if is_japanese(text) else len(text.split()) <= 5
 
 
 def run_verifier(
@@ -67,9 +84,10 @@ def judge_claims(
     *,
     execution: str,
     language: str,
+    question: str = "",
 ) -> list[Finding]:
     """Verify ``claims[i]`` for each index (updating those claims); findings for failures."""
-    items = [claim_to_check(claims[i], evidence) for i in indices]
+    items = [claim_to_check(claims[i], evidence, question) for i in indices]
     verdicts = run_verifier(verifier, items, execution=execution, language=language)
     findings: list[Finding] = []
     for index, verdict in zip(indices, verdicts, strict=True):

@@ -283,3 +283,18 @@ def test_scores_leave_unchecked_claims_out_of_the_numerator_and_the_weakest_clai
     evidence = [ev("s", "q", relevance=1.0)]
     assert confidence_score([checked, unchecked], evidence, regenerations=0) == 0.8
     assert confidence_score([unchecked], evidence, regenerations=0) == UNCHECKED_SUPPORT
+
+
+def test_a_bare_answer_is_judged_with_the_question_a_sentence_as_written():
+    from grounded_rag.verification.modes import claim_to_check, is_bare_answer
+
+    ev = [{"source_id": "d#s0", "doc_id": "d", "title": "t", "url": "",
+           "text": "オランダは1839年に独立を承認した。", "score": 1.0, "relevance": 0.9}]
+    bare = claim_to_check({"text": "1839年", "citations": []}, ev, "いつ独立が承認されましたか？")
+    assert bare["question"] == "いつ独立が承認されましたか？"
+    sentence = claim_to_check({"text": "独立は1839年に承認されました。", "citations": []}, ev,
+                              "いつ独立が承認されましたか？")
+    assert "question" not in sentence
+    assert is_bare_answer("Florida State University") and not is_bare_answer(
+        "He played college football at Florida State University.")
+    assert "question" not in claim_to_check({"text": "1839年", "citations": []}, ev)
