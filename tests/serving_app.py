@@ -12,6 +12,8 @@ The fakes answer by question, so concurrent requests can be told apart:
   contradicts, then the right one (a revised claim, a removed claim);
 - "capital of Australia" / "unanswerable" -> weak evidence, abstention, no model call;
 - a question mentioning "fragile" -> a claim that crashes the verifier (deferred failure);
+- a question with "slowly" in it -> the retriever first sleeps ``$GR_TEST_SLOW_DELAY`` seconds
+  (default 3), so requests can be caught in flight;
 - anything else -> the X100 battery answer.
 
 The verifier sleeps ``$GR_TEST_VERIFY_DELAY`` seconds per call (default 0), so a deferred
@@ -58,6 +60,8 @@ class QuestionRetriever:
     def retrieve(self, query: str, k: int) -> list[dict[str, Any]]:
         _delay()
         low = query.lower()
+        if "slowly" in low:  # held in flight: $GR_TEST_SLOW_DELAY seconds (default 3)
+            time.sleep(float(os.environ.get("GR_TEST_SLOW_DELAY", "3")))
         if "capital of australia" in low or "unanswerable" in low:
             return [evidence("x100-spec#sec2", SPEC["text"], relevance=0.001)]
         match = _ITEM.search(query)

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -75,8 +75,12 @@ class DeferredVerifications:
 
     def __init__(self, graph: Pregel,
                  config_for: Callable[[Mapping[str, Any], str], RunnableConfig],
-                 timeout_s: float = DEFAULT_TIMEOUT_S, metrics: RagMetrics | None = None) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, metrics: RagMetrics | None = None,
+                 durability: Literal["exit", "async", "sync"] = "exit") -> None:
         self.graph = graph
+        self.durability = durability
+        """When the verification run writes its checkpoints: at its end by default (a crash
+        midway leaves the thread pending, and it is verified again)."""
         self.metrics = metrics
         self.config_for = config_for
         self.timeout_s = timeout_s
@@ -174,7 +178,8 @@ class DeferredVerifications:
         config = mark_deferred(self.config_for(settings, thread_id))
         config["metadata"] = {**(config.get("metadata") or {}), LATE_VERIFICATION: True}
         try:
-            await asyncio.wait_for(self.graph.ainvoke(Command(resume={"verify": True}), config),
+            await asyncio.wait_for(self.graph.ainvoke(Command(resume={"verify": True}), config,
+                                                      durability=self.durability),
                                    self.timeout_s)
         except TimeoutError:
             await self._record_failure(thread_id, f"TimeoutError: verification still running "

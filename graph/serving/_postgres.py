@@ -2,7 +2,9 @@
 
 - Every connection is checked as it leaves the pool. After a database restart the first
   check that fails also has the pool check all its idle connections at once, so the dead
-  ones are replaced together instead of costing one request (and one back-off) each.
+  ones are replaced together instead of costing one request (and one back-off) each. (A
+  served run checkpoints once, when it ends, so a request takes two or three connections
+  from the pool: the checks are a small part of its cost.)
 - Table set-up (the saver's migrations) runs under an advisory lock: workers starting
   together would otherwise build the same indexes at once, which deadlocks.
 """

@@ -53,9 +53,20 @@ from grounded_rag.serving.limits import Gate, Limits, LimitsMiddleware
 from grounded_rag.serving.metrics import PriceTable, RagMetrics
 from grounded_rag.serving.routes_answers import register_answers
 from grounded_rag.serving.routes_ops import package_version, register_ops
-from grounded_rag.serving.routes_rag import ThreadIdHeader, register_ask_stream, register_langserve
+from grounded_rag.serving.routes_rag import (
+    RagRequestChecks,
+    ThreadIdHeader,
+    register_ask_stream,
+    register_langserve,
+)
 from grounded_rag.serving.routes_reviews import register_reviews
-from grounded_rag.serving.served import OUTPUT_KEYS, Served
+from grounded_rag.serving.served import (
+    DEFAULT_DURABILITY,
+    OUTPUT_KEYS,
+    Durability,
+    Served,
+    check_durability,
+)
 from grounded_rag.serving.served import compile_graph as _compile
 
 log = logging.getLogger(__name__)
@@ -78,6 +89,7 @@ def create_app(
     max_question_chars: int = DEFAULT_MAX_QUESTION_CHARS,
     deferred_timeout_s: float = DEFAULT_TIMEOUT_S,
     limits: Limits | None = None,
+    durability: Durability = DEFAULT_DURABILITY,
     title: str = "grounded-rag",
 ) -> FastAPI:
     """Build the serving app.
@@ -97,6 +109,10 @@ def create_app(
             recorded as failed.
         limits: body size, runs in flight, queue and per-client limits (default:
             ``Limits()``; see :mod:`grounded_rag.serving.limits`).
+        durability: when served runs write checkpoints: ``"exit"`` (default: once, when the
+            run ends, paused or not), ``"async"`` (after every step, in the background) or
+            ``"sync"`` (after every step, before the next). Review mode and deferred
+            verification need only the checkpoint a paused run ends on.
         title: the OpenAPI title.
     """
     # LangServe comes with the serve extra: without it, fail before anything is checked or built.
@@ -112,7 +128,7 @@ def create_app(
     if store_dir:
         defaults["store_dir"] = store_dir
     served = Served(served_graph, checkpointer, defaults, metrics or RagMetrics(prices),
-                    max_question_chars, store_dir)
+                    max_question_chars, store_dir, durability=check_durability(durability))
     served.deferred.timeout_s = deferred_timeout_s
 
     @contextlib.asynccontextmanager
@@ -127,15 +143,18 @@ def create_app(
                 await served.deferred.recover(saver)
             except Exception:  # an unreadable old checkpoint must not keep the server down
                 log.exception("could not look for deferred verifications left pending")
+            served.metrics.worker_started()
             try:
                 yield
             finally:
+                served.metrics.worker_stopped()
                 await served.deferred.aclose()
 
     app = FastAPI(title=title, version=package_version(), lifespan=lifespan,
                   description="Answers from your documents with verified citations, or an "
                   "abstention.")
     app.state.served = served
+    app.add_middleware(RagRequestChecks, max_question_chars=max_question_chars)
     app.add_middleware(ThreadIdHeader)
     # Outermost: a request refused for size or load costs nothing further.
     limits = limits or Limits()

@@ -17,7 +17,8 @@ from grounded_rag import questions
 from grounded_rag.context import SETTING_NAMES, validate_settings
 
 __all__ = ["DEFAULT_MAX_QUESTION_CHARS", "SERVER_ONLY_SETTINGS", "THREAD_ID_MAX",
-           "check_question", "check_settings", "request_error", "validate_rag_body"]
+           "check_question", "check_rag_payload", "check_settings", "request_error",
+           "validate_rag_body"]
 
 DEFAULT_MAX_QUESTION_CHARS = questions.MAX_QUESTION_CHARS
 """Longest question accepted; longer ones get a 422 before any work is done."""
@@ -83,6 +84,10 @@ def _check_model_spec(name: str, spec: str, loc: list[str | int]) -> None:
     if spec.startswith("local:"):
         raise request_error(422, loc, f"{name}: a local model file can only be chosen by the "
                             "server", "server_only_setting")
+    if "@" in spec.partition(":")[2]:
+        # openai:<model>@<url> would let a request make the server call any address
+        raise request_error(422, loc, f"{name}: a model server URL can only be chosen by the "
+                            "server", "server_only_setting")
     provider, _, model = spec.partition(":")
     if provider not in _PROVIDERS or not model:
         known = ", ".join(["local", *(f"{p}:<model>" for p in _PROVIDERS)])
@@ -94,6 +99,8 @@ async def validate_rag_body(request: Request, max_question_chars: int) -> None:
     """Check inputs and settings of a LangServe request before LangServe runs it.
 
     The checked settings of each run are left in ``request.state.rag_configurables``.
+    (The server checks raw requests with :class:`~grounded_rag.serving.routes_rag.
+    RagRequestChecks` instead; this is the same check for a FastAPI dependency.)
     """
     if request.method != "POST":
         return
@@ -101,11 +108,24 @@ async def validate_rag_body(request: Request, max_question_chars: int) -> None:
         body = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         return  # LangServe answers invalid JSON itself
+    request.state.rag_configurables = check_rag_payload(
+        body, batch=request.scope["path"].endswith("/batch"),
+        config_hash=request.path_params.get("config_hash") or "",
+        max_question_chars=max_question_chars)
+
+
+def check_rag_payload(body: Any, *, batch: bool, config_hash: str,
+                      max_question_chars: int) -> list[dict[str, Any]]:
+    """The checked settings of each run of a LangServe request body, or a 422 naming the field.
+
+    ``batch``: the body is ``/batch``'s (``inputs`` and one config or one per input);
+    ``config_hash``: the ``/c/{config_hash}/...`` path part, if any.
+    """
     if not isinstance(body, dict):
         raise request_error(422, ["body"], "the request body must be a JSON object",
                             "type_error")
     configs: list[Any]
-    if request.url.path.endswith("/batch"):
+    if batch:
         inputs = body.get("inputs")
         if not isinstance(inputs, list) or not inputs:
             raise request_error(422, ["body", "inputs"], "inputs must be a non-empty list",
@@ -123,7 +143,6 @@ async def validate_rag_body(request: Request, max_question_chars: int) -> None:
                                 "{\"question\": \"...\"}", "type_error")
         check_question(value.get("question"), [*input_loc, "question"], max_question_chars)
     hashed: dict[str, Any] = {}
-    config_hash = request.path_params.get("config_hash")
     if config_hash:
         from langserve.api_handler import _config_from_hash
 
@@ -138,4 +157,4 @@ async def validate_rag_body(request: Request, max_question_chars: int) -> None:
         if len(configs) > 1:
             loc = ["body", "config", i, "configurable"]
         checked.append(check_settings(configurable, loc))
-    request.state.rag_configurables = checked
+    return checked

@@ -39,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "USD per 1M tokens, overlaid on the built-in one")
     serve.add_argument("--review-mode", action="store_true",
                        help="pause answers below the review threshold for a person by default")
+    serve.add_argument("--durability", choices=["exit", "async", "sync"], default="exit",
+                       help="when a run's checkpoints are written: once when it ends, paused "
+                       "or not (exit, the default: review and deferred verification need no "
+                       "more), or after every step (async: in the background; sync: before "
+                       "the next step)")
     serve.add_argument("--max-question-chars", type=int, default=MAX_QUESTION_CHARS,
                        help=f"longest question accepted (default and most {MAX_QUESTION_CHARS}, "
                        "the limit of every surface)")
@@ -90,7 +95,8 @@ def serve_options(args: argparse.Namespace) -> object:
     return ServeOptions(graph=args.graph, checkpointer=args.checkpointer, store=args.store,
                         chroma_url=args.chroma_url, prices=args.prices,
                         max_question_chars=args.max_question_chars,
-                        review_mode=args.review_mode, limits=limits)
+                        review_mode=args.review_mode, limits=limits,
+                        durability=args.durability)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -106,9 +112,19 @@ def serve_command(args: argparse.Namespace) -> int:
     import uvicorn
 
     from grounded_rag.serving.factory import APP_FACTORY, ServeOptions, build_app
+    from grounded_rag.serving.metrics import (
+        MULTIPROCESS_ENV,
+        clean_multiprocess_dir,
+        remove_multiprocess_dir,
+    )
 
     options = serve_options(args)
     assert isinstance(options, ServeOptions)
+    # Metrics of several workers add up in one directory per server: the one named by
+    # $PROMETHEUS_MULTIPROC_DIR (emptied now, before anything writes there), else a new one.
+    given_dir = os.environ.get(MULTIPROCESS_ENV)
+    if given_dir:
+        clean_multiprocess_dir(given_dir)
     try:
         app = build_app(options)  # with several workers: checks the options before forking
     except (ValueError, OSError) as exc:
@@ -125,6 +141,12 @@ def serve_command(args: argparse.Namespace) -> int:
         return 0
     # Every worker builds its own app from the same options, handed over in the environment.
     os.environ.update(options.to_env())
-    uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, host=args.host,
-                port=args.port, log_level=args.log_level)
+    metrics_dir, made_here = (given_dir, False) if given_dir else clean_multiprocess_dir()
+    os.environ[MULTIPROCESS_ENV] = metrics_dir  # read by each worker when it starts
+    try:
+        uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, host=args.host,
+                    port=args.port, log_level=args.log_level)
+    finally:
+        if made_here:
+            remove_multiprocess_dir(metrics_dir)
     return 0

@@ -38,6 +38,7 @@ _ENV = {
     "prices": "GROUNDED_RAG_SERVE_PRICES",
     "max_question_chars": "GROUNDED_RAG_SERVE_MAX_QUESTION_CHARS",
     "review_mode": "GROUNDED_RAG_SERVE_REVIEW_MODE",
+    "durability": "GROUNDED_RAG_SERVE_DURABILITY",
 }
 
 
@@ -63,13 +64,16 @@ class ServeOptions:
     """Pause low-confidence answers for a person by default."""
     limits: Limits = field(default_factory=Limits)
     """Body size, runs in flight, queue and per-client limits."""
+    durability: str = "exit"
+    """When served runs write checkpoints: ``exit``, ``async`` or ``sync`` (LangGraph's)."""
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that :meth:`from_env` reads back into these options."""
         env = {_ENV["graph"]: self.graph, _ENV["checkpointer"]: self.checkpointer or "",
                _ENV["prices"]: self.prices or "",
                _ENV["max_question_chars"]: str(self.max_question_chars),
-               _ENV["review_mode"]: "1" if self.review_mode else "0", **self.limits.to_env()}
+               _ENV["review_mode"]: "1" if self.review_mode else "0",
+               _ENV["durability"]: self.durability, **self.limits.to_env()}
         if self.store:
             env[_ENV["store"]] = self.store
         if self.chroma_url:
@@ -93,7 +97,8 @@ class ServeOptions:
                    prices=env.get(_ENV["prices"]) or None,
                    max_question_chars=max_chars,
                    review_mode=env.get(_ENV["review_mode"], "0") in ("1", "true", "yes"),
-                   limits=Limits.from_env(env))
+                   limits=Limits.from_env(env),
+                   durability=env.get(_ENV["durability"]) or "exit")
 
 
 def load_graph(spec: str) -> Any:
@@ -119,12 +124,14 @@ def load_graph(spec: str) -> Any:
 def build_app(options: ServeOptions) -> Any:
     """The serving app for ``options``."""
     from grounded_rag.serving.app import create_app
+    from grounded_rag.serving.served import check_durability
 
+    durability = check_durability(options.durability)
     graph = load_graph(options.graph) if options.graph else None
     return create_app(graph, checkpointer=options.checkpointer, store_dir=options.store,
                       prices=options.prices, max_question_chars=options.max_question_chars,
                       settings={"review_mode": True} if options.review_mode else None,
-                      limits=options.limits)
+                      limits=options.limits, durability=durability)
 
 
 def app_from_env() -> Any:

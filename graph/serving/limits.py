@@ -13,8 +13,8 @@ responses and client disconnects pass through untouched):
   holding that many requests (in flight or queued) gets a 429 with ``Retry-After``.
 
 Health, metrics, the page and the schemas are never limited, so a saturated server still
-answers its load balancer. ``/metrics`` shows the requests in flight and queued and the
-rejected ones by reason.
+answers its load balancer. ``/metrics`` shows the requests in flight and queued (gauges
+summed over a server's live workers) and the rejected ones by reason.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import asyncio
 import json
 import os
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -108,6 +108,10 @@ class Gate:
         self.max_queue = max_queue
         self.queue_timeout_s = queue_timeout_s
         self.in_flight = 0
+        self.admitted = 0
+        """Requests that got a slot since this process started (``/healthz`` shows it)."""
+        self.listeners: list[Callable[[Gate], None]] = []
+        """Called after every change of ``in_flight`` or ``queued`` (the metrics' gauges)."""
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     @classmethod
@@ -124,16 +128,20 @@ class Gate:
         """Take a slot, waiting in the queue if needed; :class:`Saturated` when none comes."""
         if self.in_flight < self.max_in_flight and not self._waiters:
             self.in_flight += 1
+            self.admitted += 1
+            self._changed()
             return
         if len(self._waiters) >= self.max_queue:
             raise Saturated("queue_full")
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
+        self._changed()
         try:
             async with asyncio.timeout(self.queue_timeout_s):
                 await waiter
         except TimeoutError:
             if waiter.done() and not waiter.cancelled():
+                self.admitted += 1
                 return  # the slot was handed over just as the wait ran out: keep it
             self._discard(waiter)
             raise Saturated("queue_timeout") from None
@@ -143,6 +151,7 @@ class Gate:
             else:
                 self._discard(waiter)
             raise
+        self.admitted += 1
 
     def release(self) -> None:
         """Give a slot back: to the longest waiter, else to the pool."""
@@ -150,8 +159,10 @@ class Gate:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)  # the slot moves on; in_flight stays the same
+                self._changed()
                 return
         self.in_flight -= 1
+        self._changed()
 
     def _discard(self, waiter: asyncio.Future[None]) -> None:
         try:
@@ -160,23 +171,39 @@ class Gate:
             pass
         if not waiter.done():
             waiter.cancel()
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener(self)
 
 
 class _LimitMetrics:
-    """In-flight, queued and rejected requests, in the app's metrics registry."""
+    """In-flight, queued and rejected requests, in the app's metrics registry.
+
+    The gauges are set on every change (not read at scrape time), so that with several
+    workers each one's value is in the shared metrics directory and a scrape of any worker
+    sums them (``livesum``: the workers alive now).
+    """
 
     def __init__(self, registry: CollectorRegistry, gate: Gate) -> None:
         self.registry = registry
-        in_flight = Gauge("rag_http_in_flight", "Graph-running requests being served now.",
-                          registry=registry)
-        in_flight.set_function(lambda: gate.in_flight)
-        queued = Gauge("rag_http_queued", "Requests waiting for a slot.", registry=registry)
-        queued.set_function(lambda: gate.queued)
+        self.in_flight = Gauge("rag_http_in_flight", "Graph-running requests being served now "
+                               "(all live workers).", multiprocess_mode="livesum",
+                               registry=registry)
+        self.queued = Gauge("rag_http_queued", "Requests waiting for a slot (all live "
+                            "workers).", multiprocess_mode="livesum", registry=registry)
+        gate.listeners.append(self._update)
+        self._update(gate)
         self.rejected = Counter("rag_http_rejected_total",
                                 "Requests refused to protect the service, by reason.",
                                 ["reason"], registry=registry)
         for reason in REJECT_REASONS:
             self.rejected.labels(reason=reason)
+
+    def _update(self, gate: Gate) -> None:
+        self.in_flight.set(gate.in_flight)
+        self.queued.set(gate.queued)
 
 
 class LimitsMiddleware:

@@ -5,12 +5,25 @@ The metric names follow seed 002 (``rag_query_latency_seconds{stage}``,
 self-correcting loop knows: verdicts, regenerations, abstentions, human reviews and
 token usage per model. Every metric lives in the ``RagMetrics`` instance's own registry, so
 several apps (or tests) in one process never collide in the global registry.
+
+Several worker processes (``grounded-rag serve --workers N``) add up through
+prometheus-client's multiprocess mode: with ``$PROMETHEUS_MULTIPROC_DIR`` set when the
+process starts, every value lives in memory-mapped files in that directory (one per process
+and kind), and ``/metrics`` of any worker reads them all: counters and histograms summed over
+every process that served (a dead worker's counts stay), gauges over the live ones
+(``livesum``). A worker removes its live gauges when it stops; one that was killed has them
+removed by the next scrape (its process id is gone). Without the variable (one process, tests,
+the library) the registry is this process's own, as before.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
+import os
+import shutil
+import tempfile
 import threading
 import time
 import tomllib
@@ -23,7 +36,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 log = logging.getLogger(__name__)
@@ -31,11 +44,20 @@ log = logging.getLogger(__name__)
 __all__ = [
     "CONTENT_TYPE_LATEST",
     "DEFAULT_PRICES",
+    "MULTIPROCESS_ENV",
     "ModelPrice",
     "PriceTable",
     "QueryObserver",
     "RagMetrics",
+    "clean_multiprocess_dir",
+    "multiprocess_dir",
+    "remove_multiprocess_dir",
+    "render_multiprocess",
+    "sweep_dead_processes",
 ]
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus-client's variable: the directory a server's processes share their metrics in."""
 
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Seed 002's buckets, extended to the tens of seconds a local model takes."""
@@ -147,12 +169,92 @@ def _base_name(model: str) -> str:
     return name.removeprefix("models/")
 
 
+def multiprocess_dir() -> str | None:
+    """The directory this process shares its metrics through, or None (a process of its own).
+
+    prometheus-client picks its value store when it is first imported: only a process that
+    had ``$PROMETHEUS_MULTIPROC_DIR`` set by then writes its values to that directory.
+    """
+    from prometheus_client import values
+
+    path = os.environ.get(MULTIPROCESS_ENV) or os.environ.get(MULTIPROCESS_ENV.lower())
+    if not path or values.ValueClass is values.MutexValue:
+        return None
+    return path
+
+
+def _pid_of(path: str) -> int | None:
+    """The process id in a metrics file name (``gauge_livesum_123.db`` -> 123)."""
+    stem = os.path.basename(path).removesuffix(".db")
+    try:
+        return int(stem.rsplit("_", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def sweep_dead_processes(path: str) -> list[int]:
+    """Remove the live gauges of processes that are gone (a killed worker); their ids."""
+    from prometheus_client import multiprocess
+
+    dead = sorted({pid for f in glob.glob(os.path.join(path, "gauge_live*_*.db"))
+                   if (pid := _pid_of(f)) is not None and not _alive(pid)})
+    for pid in dead:
+        multiprocess.mark_process_dead(pid, path)
+    return dead
+
+
+def render_multiprocess(path: str) -> bytes:
+    """The exposition of every process's values in ``path`` (dead workers' gauges swept)."""
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    sweep_dead_processes(path)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=path)
+    return generate_latest(registry)
+
+
+def clean_multiprocess_dir(path: str | None = None) -> tuple[str, bool]:
+    """An empty metrics directory for one server, before any of its processes writes there.
+
+    ``path`` (else a new temporary directory) is created if needed and emptied of metric
+    files (``*.db``) a previous server left. Returns the directory and whether it was made
+    here (then the caller removes it when the server stops).
+    """
+    if path is None:
+        return tempfile.mkdtemp(prefix="grounded-rag-metrics-"), True
+    os.makedirs(path, exist_ok=True)
+    for f in glob.glob(os.path.join(path, "*.db")):
+        os.remove(f)
+    return path, False
+
+
+def remove_multiprocess_dir(path: str) -> None:
+    """Remove a metrics directory made by :func:`clean_multiprocess_dir`."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class RagMetrics:
-    """All serving metrics, registered in a private ``CollectorRegistry``."""
+    """All serving metrics, registered in a private ``CollectorRegistry``.
+
+    In multiprocess mode (see the module docstring) :meth:`render` reads every process's
+    values from the shared directory instead of this registry.
+    """
 
     def __init__(self, prices: PriceTable | str | Path | Mapping[str, Any] | None = None,
                  registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        self.multiprocess_dir = multiprocess_dir()
+        """The shared directory when this process is one of several workers, else None."""
         self.prices = prices if isinstance(prices, PriceTable) else PriceTable.load(prices)
         self._unpriced_warned: set[str] = set()
         r = self.registry
@@ -192,6 +294,8 @@ class RagMetrics:
             "Verifications finished after the answer was returned (verify_mode=deferred), by "
             "outcome: verified (every claim supported), warning (a claim flagged), failed.",
             ["outcome"], registry=r)
+        self.workers = Gauge("rag_workers", "Worker processes serving (summed over the live "
+                             "workers of the server).", multiprocess_mode="livesum", registry=r)
         # Zero-valued series show up in /metrics before the first query.
         for event in ("requested", "approved", "rejected", "edited"):
             self.reviews.labels(event=event)
@@ -199,8 +303,22 @@ class RagMetrics:
             self.hallucinations.labels(kind=kind)
 
     def render(self) -> bytes:
-        """The Prometheus text exposition of this registry."""
-        return generate_latest(self.registry)
+        """The Prometheus text exposition: this registry, or every worker's values."""
+        if self.multiprocess_dir is None:
+            return generate_latest(self.registry)
+        return render_multiprocess(self.multiprocess_dir)
+
+    def worker_started(self) -> None:
+        """Count this process among the server's workers (the app's start-up)."""
+        self.workers.set(1)
+
+    def worker_stopped(self) -> None:
+        """This worker stops: its live gauges leave the shared directory, its counts stay."""
+        self.workers.set(0)
+        if self.multiprocess_dir is not None:
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(os.getpid(), self.multiprocess_dir)
 
     def observe_result(self, result: Mapping[str, Any], *, wall_s: float | None = None) -> None:
         """Record one finished query from its output contract."""

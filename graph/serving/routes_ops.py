@@ -49,12 +49,13 @@ def register_ops(app: FastAPI, served: Served, gate: Gate) -> None:
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> JSONResponse:
-        """Liveness plus a checkpointer round trip; this worker's pid and load."""
+        """Liveness, a checkpointer round trip, this worker's pid, load and admitted requests."""
         saver = served_graph.checkpointer
         body: dict[str, Any] = {"status": "ok", "graph": served_graph.name,
                                 "checkpointer": checkpointer_kind(served.checkpointer_spec),
                                 "version": package_version(), "pid": os.getpid(),
-                                "in_flight": gate.in_flight, "queued": gate.queued}
+                                "in_flight": gate.in_flight, "queued": gate.queued,
+                                "admitted": gate.admitted}
         try:
             if not isinstance(saver, BaseCheckpointSaver):
                 raise RuntimeError("no checkpointer is open")
@@ -67,5 +68,5 @@ def register_ops(app: FastAPI, served: Served, gate: Gate) -> None:
 
     @app.get("/metrics", tags=["ops"])
     async def metrics_endpoint() -> Response:
-        """Prometheus text exposition."""
+        """Prometheus text exposition (summed over the server's workers when it has several)."""
         return Response(served.metrics.render(), media_type=CONTENT_TYPE_LATEST)

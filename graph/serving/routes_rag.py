@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.runnables import RunnableBinding, RunnableConfig
 from pydantic import BaseModel, Field, StrictStr
 
@@ -20,14 +21,16 @@ from grounded_rag.serving._deferred import is_deferred, mark_deferred
 from grounded_rag.serving.checks import (
     THREAD_ID_MAX,
     check_question,
+    check_rag_payload,
     check_settings,
-    validate_rag_body,
 )
+from grounded_rag.serving.limits import _replay
 from grounded_rag.serving.served import Served, current_answer, run_result
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AskRequest", "ThreadIdHeader", "register_ask_stream", "register_langserve"]
+__all__ = ["AskRequest", "RagRequestChecks", "ThreadIdHeader", "register_ask_stream",
+           "register_langserve"]
 
 
 class AskRequest(BaseModel):
@@ -39,11 +42,11 @@ class AskRequest(BaseModel):
 
 
 def register_langserve(app: FastAPI, served: Served) -> None:
-    """LangServe's routes under ``/rag``: request checks, a thread per run, metrics."""
-    from langserve import add_routes
+    """LangServe's routes under ``/rag``: a thread per run, metrics.
 
-    async def validate_rag_request(request: Request) -> None:
-        await validate_rag_body(request, served.max_question_chars)
+    Requests are checked by :class:`RagRequestChecks` before they get here.
+    """
+    from langserve import add_routes
 
     def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
         # LangServe's config model filled every default and dropped thread_id: rebuild the
@@ -51,7 +54,7 @@ def register_langserve(app: FastAPI, served: Served) -> None:
         pending: list[dict[str, Any]] = getattr(request.state, "rag_configurables", [])
         sent = pending.pop(0) if pending else {}
         configurable = layer_settings(served.settings, sent)
-        if "thread_id" not in configurable and not request.url.path.endswith("/batch"):
+        if "thread_id" not in configurable and not request.scope["path"].endswith("/batch"):
             configurable["thread_id"] = str(uuid.uuid4())
         if "thread_id" in configurable:
             request.state.thread_ids = [*getattr(request.state, "thread_ids", []),
@@ -72,10 +75,11 @@ def register_langserve(app: FastAPI, served: Served) -> None:
             extra["metadata"] = mark_deferred(config).get("metadata", {})
         return extra
 
+    # Every LangServe call (invoke, batch, stream, stream_events) passes these keyword
+    # arguments on to the graph: its runs checkpoint as the server's durability says.
     runnable = _ServedGraph(bound=served.graph, config_factories=[per_run_config],
-                            kwargs={}, config={})
-    add_routes(app, runnable, path="/rag", per_req_config_modifier=per_request_config,
-               dependencies=[Depends(validate_rag_request)])
+                            kwargs={"durability": served.durability}, config={})
+    add_routes(app, runnable, path="/rag", per_req_config_modifier=per_request_config)
 
 
 def register_ask_stream(app: FastAPI, served: Served) -> None:
@@ -103,7 +107,8 @@ def register_ask_stream(app: FastAPI, served: Served) -> None:
             last: Any = {}
             try:
                 async for mode, chunk in served_graph.astream(
-                    {"question": question}, config, stream_mode=["custom", "values"]
+                    {"question": question}, config, stream_mode=["custom", "values"],
+                    durability=served.durability,
                 ):
                     if mode == "custom":
                         yield _sse("progress", chunk)
@@ -132,12 +137,104 @@ class _ServedGraph(RunnableBinding):  # type: ignore[type-arg]
     ``RunnableBinding`` builds its config schema from ``config_specs``, which a LangGraph
     graph leaves empty (its settings are its context schema), so LangServe's config schema
     and playground would show no settings without this.
+
+    LangServe attaches an event aggregator to every invoke, batch and stream, even when its
+    events are not returned (``include_callback_events``, off here): an asynchronous handler
+    that copies every callback event, and in the graph's synchronous nodes (run in threads)
+    starts a new event loop for each one. It is dropped before the graph runs.
     """
+
+    def _merge_configs(self, *configs: RunnableConfig | None) -> RunnableConfig:
+        config = super()._merge_configs(*configs)
+        callbacks = config.get("callbacks")
+        if isinstance(callbacks, list):
+            kept = [cb for cb in callbacks if not _is_event_aggregator(cb)]
+            if len(kept) != len(callbacks):
+                config["callbacks"] = kept
+        elif isinstance(callbacks, BaseCallbackManager) and any(
+                _is_event_aggregator(h) for h in callbacks.handlers):
+            manager = callbacks.copy()
+            for handler in [h for h in manager.handlers if _is_event_aggregator(h)]:
+                manager.remove_handler(handler)
+            config["callbacks"] = manager
+        return config
 
     def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # LangServe needs this API
             return self.bound.config_schema(include=include)
+
+
+def _is_event_aggregator(handler: Any) -> bool:
+    from langserve.callbacks import AsyncEventAggregatorCallback
+
+    return isinstance(handler, AsyncEventAggregatorCallback)
+
+
+_RUN_ENDPOINT = re.compile(r"/(?:c/(?P<config_hash>[^/]+)/)?"
+                           r"(?P<endpoint>invoke|batch|stream|stream_log|stream_events)")
+
+
+class RagRequestChecks:
+    """Checks the question and settings of every LangServe run request, as plain ASGI.
+
+    A ``POST /rag/{invoke,batch,stream,stream_log,stream_events}`` (and their
+    ``/rag/c/{config_hash}/...`` forms) has its body read and checked before routing: a bad
+    one is answered 422 naming the field, the way FastAPI would, without routing or
+    dependency resolution (a burst of bad requests costs little); a good one goes on with its
+    body replayed and its checked settings in ``scope["state"]["rag_configurables"]``.
+    Malformed JSON goes on too: LangServe answers it.
+    """
+
+    def __init__(self, app: Any, *, max_question_chars: int, prefix: str = "/rag") -> None:
+        self.app = app
+        self.max_question_chars = max_question_chars
+        self.prefix = prefix + "/"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Check a run request's body; pass everything else through untouched."""
+        path = scope.get("path", "")
+        if (scope["type"] != "http" or scope.get("method") != "POST"
+                or not path.startswith(self.prefix)):
+            await self.app(scope, receive, send)
+            return
+        match = _RUN_ENDPOINT.fullmatch(path, len(self.prefix) - 1)
+        if match is None:
+            await self.app(scope, receive, send)
+            return
+        messages: list[dict[str, Any]] = []
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break  # the client left: let the app see it
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        try:
+            body = json.loads(b"".join(chunks))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass  # LangServe answers invalid JSON itself
+        else:
+            try:
+                checked = check_rag_payload(
+                    body, batch=match["endpoint"] == "batch",
+                    config_hash=match["config_hash"] or "",
+                    max_question_chars=self.max_question_chars)
+            except HTTPException as exc:
+                await _send_json(send, exc.status_code, {"detail": exc.detail})
+                return
+            scope.setdefault("state", {})["rag_configurables"] = checked
+        await self.app(scope, _replay(messages, receive), send)
+
+
+async def _send_json(send: Any, status: int, content: Any) -> None:
+    body = json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class ThreadIdHeader:

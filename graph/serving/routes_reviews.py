@@ -81,7 +81,8 @@ def register_reviews(app: FastAPI, served: Served) -> None:
                         if k in SETTING_NAMES}
             config = served.config(original, thread_id)
             resume = decision.model_dump(exclude_none=True)
-            values = await served_graph.ainvoke(Command(resume=resume), config)
+            values = await served_graph.ainvoke(Command(resume=resume), config,
+                                                durability=served.durability)
             result = await run_result(served_graph, thread_id, values)
             if result.get("verification") == "pending":  # an edit, verified after the answer
                 await served.deferred.start_if_pending(thread_id)

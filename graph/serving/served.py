@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import StateGraph
@@ -14,12 +14,30 @@ from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import DeferredVerifications, mark_deferred
 from grounded_rag.serving.metrics import RagMetrics
 
-__all__ = ["OUTPUT_KEYS", "Served", "compile_graph", "current_answer", "is_pending_review",
-           "pending_review", "run_result"]
+__all__ = ["DEFAULT_DURABILITY", "Durability", "OUTPUT_KEYS", "Served", "check_durability",
+           "compile_graph", "current_answer", "is_pending_review", "pending_review",
+           "run_result"]
+
+Durability = Literal["exit", "async", "sync"]
+"""LangGraph's durability modes: when a run's checkpoints are written."""
+
+DEFAULT_DURABILITY: Durability = "exit"
+"""Served runs checkpoint once, when they end (finished, paused for review or for a deferred
+verification, or failed): nothing the server does reads a run's intermediate steps, and a
+run interrupted by a crash is asked again from the start, not resumed from a step."""
+
+
+def check_durability(value: str) -> Durability:
+    """``value`` as a durability mode, or a ValueError naming the choices."""
+    if value not in get_args(Durability):
+        raise ValueError(f"durability must be one of {', '.join(get_args(Durability))}, got "
+                         f"{value!r}")
+    return value  # type: ignore[return-value]
 
 OUTPUT_KEYS = ("question", "status", "answer", "claims", "removed_claims", "sources", "attempts",
                "confidence", "grounding_score", "findings", "flags", "timings_ms", "language",
-               "verification", "checked_claims", "verification_error", "warnings", "decided_by")
+               "verification", "checked_claims", "verification_error", "warnings", "decided_by",
+               "stage_scores")
 """The output contract's keys, in display order."""
 
 
@@ -27,15 +45,19 @@ class Served:
     """What the routes share: the graph, its checkpointer, metrics and server settings."""
 
     def __init__(self, graph: Pregel, checkpointer: Any, settings: dict[str, Any],
-                 metrics: RagMetrics, max_question_chars: int, store_dir: str | None) -> None:
+                 metrics: RagMetrics, max_question_chars: int, store_dir: str | None,
+                 durability: Durability = DEFAULT_DURABILITY) -> None:
         self.graph = graph
+        self.durability = check_durability(durability)
+        """When every served run writes its checkpoints (see ``DEFAULT_DURABILITY``)."""
         self.checkpointer_spec = checkpointer
         self.settings = settings
         self.metrics = metrics
         self.max_question_chars = max_question_chars
         self.store_dir = store_dir
         self.review_locks: dict[str, asyncio.Lock] = {}
-        self.deferred = DeferredVerifications(graph, self.config, metrics=metrics)
+        self.deferred = DeferredVerifications(graph, self.config, metrics=metrics,
+                                              durability=self.durability)
 
     def config(self, settings: Mapping[str, Any], thread_id: str) -> RunnableConfig:
         """A run's config: server settings under the request's, the thread, metrics."""

@@ -136,6 +136,9 @@ def test_configurable_settings_reach_the_graph(http):
      "generator_model", "unknown model spec"),
     ({"input": {"question": "q"}, "config": {"configurable": {"verifier_model": "local:/x"}}},
      "verifier_model", "only be chosen by the server"),
+    ({"input": {"question": "q"}, "config": {"configurable": {
+        "generator_model": "openai:m@http://10.0.0.1:8000/v1"}}},
+     "generator_model", "only be chosen by the server"),
     ({"input": {"question": "q"}, "config": {"configurable": {"thread_id": 7}}}, "thread_id",
      "thread_id must be a string"),
 ])

@@ -30,6 +30,23 @@ def postgres() -> str:
     return POSTGRES
 
 
+@pytest.fixture
+def own_database(postgres: str):
+    """A database of its own on the shared server, dropped afterwards: every server started
+    on a database resumes the deferred verifications it finds pending there, so servers of
+    other tests on the shared one would otherwise finish this test's verification."""
+    import psycopg
+
+    name = f"grag_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(postgres, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def ask(client: httpx.Client, question: str, thread_id: str | None = None,
         **settings: object) -> httpx.Response:
     configurable = {**settings, **({"thread_id": thread_id} if thread_id else {})}
@@ -161,7 +178,7 @@ def test_a_database_restart_while_serving_is_survived(tmp_path):
         database.cleanup()
 
 
-def test_a_pending_verification_is_resumed_by_one_of_several_workers(tmp_path, postgres):
+def test_a_pending_verification_is_resumed_by_one_of_several_workers(tmp_path, own_database):
     """A crash leaves a deferred verification pending; three workers start at once and
     each looks for pending work: it is verified once, not once per worker."""
     from tests.integration.servers import kill
@@ -177,6 +194,7 @@ def test_a_pending_verification_is_resumed_by_one_of_several_workers(tmp_path, p
             return 0
         return sum(f"Item {n} weighs" in line for line in calls.read_text().splitlines())
 
+    postgres = own_database
     with grounded_rag_serve(tmp_path, "--graph", GRAPH, "--checkpointer", postgres,
                             name="before-crash", GR_TEST_VERIFY_DELAY="300",
                             GR_TEST_VERIFY_LOG=str(calls)) as first, \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from langchain_core.callbacks import UsageMetadataCallbackHandler
@@ -141,3 +142,125 @@ def test_reviews_are_counted_once_per_event():
     assert value(metrics, "rag_reviews_total", event="approved") == 1
     assert value(metrics, "rag_queries_total", status="answered") == 1
     assert value(metrics, "rag_query_latency_seconds_count", stage="total") == 0  # resumed run
+
+
+# -- several worker processes ----------------------------------------------------------------
+
+_WORKER = """
+import os, sys
+from grounded_rag.serving.metrics import RagMetrics
+from grounded_rag.serving.limits import Gate, _LimitMetrics
+metrics = RagMetrics()
+assert metrics.multiprocess_dir == os.environ["PROMETHEUS_MULTIPROC_DIR"], metrics.multiprocess_dir
+gate = Gate(4, 4, 1.0)
+_LimitMetrics(metrics.registry, gate)
+metrics.worker_started()
+for _ in range(int(sys.argv[1])):
+    metrics.observe_result({"status": "answered", "attempts": 1, "confidence": 0.9,
+                            "timings_ms": {"generate": 5.0}}, wall_s=0.02)
+metrics.observe_result({"status": "abstained", "attempts": 0, "findings": [
+    {"type": "weak_evidence", "severity": "critical", "claim_index": -1, "detail": ""}]})
+gate.in_flight = 2  # two requests running when it stops
+gate._changed()
+if sys.argv[2] == "graceful":
+    metrics.worker_stopped()
+else:
+    os._exit(0)  # like a SIGKILL: nothing runs on the way out
+"""
+
+
+def _run_worker(tmp_path, directory, answered: int, how: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(directory)}
+    script = tmp_path / "worker.py"
+    script.write_text(_WORKER)
+    subprocess.run([sys.executable, str(script), str(answered), how], env=env, check=True,
+                   timeout=120)
+
+
+def test_several_processes_add_up_and_a_dead_ones_gauges_go(tmp_path):
+    from grounded_rag.serving.metrics import clean_multiprocess_dir, render_multiprocess
+
+    directory, made = clean_multiprocess_dir(str(tmp_path / "metrics"))
+    assert not made
+    _run_worker(tmp_path, directory, 3, "graceful")
+    _run_worker(tmp_path, directory, 5, "killed")
+    text = render_multiprocess(directory).decode()
+    found = {(s.name, tuple(sorted(s.labels.items()))): s.value
+             for f in text_string_to_metric_families(text) for s in f.samples}
+    # Counters and histograms: every process that served, the dead ones included.
+    assert found[("rag_queries_total", (("status", "answered"),))] == 8
+    assert found[("rag_queries_total", (("status", "abstained"),))] == 2
+    assert found[("rag_abstentions_total", (("reason", "weak_evidence"),))] == 2
+    assert found[("rag_query_latency_seconds_count", (("stage", "total"),))] == 8
+    assert found[("rag_query_latency_seconds_bucket", (("le", "+Inf"), ("stage", "total")))] == 8
+    assert found[("rag_query_latency_seconds_bucket", (("le", "0.025"), ("stage", "total")))] == 8
+    # Live gauges: neither process is alive (one stopped, one was killed and swept).
+    assert found.get(("rag_workers", ()), 0.0) == 0
+    assert found.get(("rag_http_in_flight", ()), 0.0) == 0
+
+
+def test_live_gauges_of_running_processes_are_summed(tmp_path):
+    import os
+
+    from prometheus_client import values
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    from grounded_rag.serving.metrics import render_multiprocess, sweep_dead_processes
+
+    directory = tmp_path / "metrics"
+    directory.mkdir()
+    # Two live processes (this one and its parent) each report 3 requests in flight; a
+    # third file belongs to a process that no longer exists.
+    dead = 2 ** 22 + 12345  # above the default pid_max: no such process
+    for pid, value in ((os.getpid(), 3.0), (os.getppid(), 3.0), (dead, 7.0)):
+        d = MmapedDict(str(directory / f"gauge_livesum_{pid}.db"))
+        d.write_value(mmap_key("rag_http_in_flight", "rag_http_in_flight", (), (),
+                               "Graph-running requests being served now."), value, 0.0)
+        d.close()
+    assert values.ValueClass is values.MutexValue  # this test process is not in that mode
+    assert sweep_dead_processes(str(directory)) == [dead]
+    assert not (directory / f"gauge_livesum_{dead}.db").exists()
+    text = render_multiprocess(str(directory)).decode()
+    assert "rag_http_in_flight 6.0" in text
+
+
+def test_clean_multiprocess_dir_empties_a_given_directory_or_makes_one(tmp_path):
+    from grounded_rag.serving.metrics import clean_multiprocess_dir, remove_multiprocess_dir
+
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "counter_123.db").write_bytes(b"stale")
+    (given / "README").write_text("not ours")
+    path, made = clean_multiprocess_dir(str(given))
+    assert (path, made) == (str(given), False)
+    assert sorted(p.name for p in given.iterdir()) == ["README"]
+    fresh, made = clean_multiprocess_dir()
+    assert made and os.path.isdir(fresh) and not os.listdir(fresh)
+    remove_multiprocess_dir(fresh)
+    assert not os.path.exists(fresh)
+
+
+async def test_in_flight_and_queued_gauges_follow_the_gate():
+    import asyncio
+
+    from grounded_rag.serving.limits import Gate, _LimitMetrics
+
+    metrics = RagMetrics()
+    gate = Gate(max_in_flight=1, max_queue=2, queue_timeout_s=5)
+    _LimitMetrics(metrics.registry, gate)
+    await gate.acquire()
+    waiting = asyncio.create_task(gate.acquire())
+    await asyncio.sleep(0.01)
+    assert value(metrics, "rag_http_in_flight") == 1
+    assert value(metrics, "rag_http_queued") == 1
+    gate.release()  # the slot moves to the waiter
+    await waiting
+    assert value(metrics, "rag_http_in_flight") == 1
+    assert value(metrics, "rag_http_queued") == 0
+    gate.release()
+    assert value(metrics, "rag_http_in_flight") == 0
+    assert gate.admitted == 2

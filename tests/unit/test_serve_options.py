@@ -24,15 +24,16 @@ def test_flags_become_options_that_survive_the_trip_through_the_environment():
                  "--chroma-url", "http://chroma:8000", "--graph", "my.mod:graph",
                  "--review-mode", "--max-in-flight", "8", "--max-queue", "16",
                  "--queue-timeout", "2.5", "--per-client", "3", "--client-header", "X-Client-Id",
-                 "--max-body-bytes", "2048", "--retry-after", "5")
+                 "--max-body-bytes", "2048", "--retry-after", "5", "--durability", "async")
     options = serve_options(args)
     assert options == ServeOptions(
         graph="my.mod:graph", checkpointer="postgresql://db/x", store="/srv/s",
         chroma_url="http://chroma:8000", review_mode=True,
         limits=Limits(max_body_bytes=2048, max_in_flight=8, max_queue=16,
                       queue_timeout_s=2.5, per_client=3, client_header="X-Client-Id",
-                      retry_after_s=5))
+                      retry_after_s=5), durability="async")
     env = options.to_env()
+    assert env["GROUNDED_RAG_SERVE_DURABILITY"] == "async"
     assert env["GROUNDED_RAG_STORE"] == "/srv/s"
     assert env["GROUNDED_RAG_CHROMA_URL"] == "http://chroma:8000"
     assert ServeOptions.from_env(env) == options
@@ -77,3 +78,11 @@ async def test_a_worker_builds_its_app_and_limits_from_the_environment(monkeypat
         metrics = (await client.get("/metrics")).text
     assert "rag_http_in_flight 0.0" in metrics
     assert 'rag_http_rejected_total{reason="body_too_large"} 1.0' in metrics
+
+
+def test_a_bad_durability_from_the_environment_is_refused_by_name():
+    from grounded_rag.serving.factory import build_app
+
+    options = ServeOptions.from_env({"GROUNDED_RAG_SERVE_DURABILITY": "never"})
+    with pytest.raises(ValueError, match="durability must be one of exit, async, sync"):
+        build_app(options)
