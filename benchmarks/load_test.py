@@ -1,5 +1,9 @@
 """Load test of the HTTP server on loopback: throughput, latency and the system's own overhead.
 
+It stays one script over 400 lines because its parts (load levels, bad-input bursts, the
+bare-app floor, the in-process costs) share one client, one way of starting the server and
+one set of requests, and are compared with each other in docs/serving.md.
+
 Usage::
 
     flock /tmp/grag-model.lock nice .venv/bin/python benchmarks/load_test.py --workers 1 4

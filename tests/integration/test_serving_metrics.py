@@ -149,9 +149,9 @@ def test_a_scrape_of_any_worker_counts_every_request(tmp_path, postgres, workers
             time.sleep(0.5)
         for _ in range(4):
             assert_totals(scrape(server), answered, abstained, workers)
-        print(f"\n{workers} workers: {answered + abstained} requests, per worker "
-              f"{sorted(per_worker.values())}; every scrape counted them all, also after "
-              "a worker was killed and replaced")
+        print(f"\n{workers} workers: {sum(per_worker.values())} requests (per worker "
+              f"{sorted(per_worker.values())}), then {len(slow)} held in flight; every scrape "
+              f"counted all {answered + abstained}, also after a worker was killed and replaced")
 
 
 def test_the_server_removes_the_metrics_directory_it_made(tmp_path, postgres):
