@@ -41,6 +41,7 @@ from grounded_rag.serving.checkpoints import (
     checkpointer_kind,
     database_errors,
     default_checkpoint_path,
+    default_checkpointer,
     open_checkpointer,
 )
 from grounded_rag.serving.checks import (
@@ -97,9 +98,10 @@ def create_app(
     Args:
         graph: a compiled graph or an uncompiled builder; default: the package's workflow
             (store and models from the settings).
-        checkpointer: ``None`` (SQLite next to the store), ``"sqlite:PATH"``,
-            ``"postgresql://..."``, ``"memory"`` or a saver object. A compiled graph that
-            already has a checkpointer keeps it when this is ``None``.
+        checkpointer: ``None`` (SQLite next to a store directory; the store's own database
+            for a ``postgresql://`` store), ``"sqlite:PATH"``, ``"postgresql://..."``,
+            ``"memory"`` or a saver object. A compiled graph that already has a
+            checkpointer keeps it when this is ``None``.
         store_dir: the store served by default (sets the ``store_dir`` setting).
         settings: server defaults for every run; requests override all but ``store_dir``.
         prices: model price table (dict or JSON/TOML path) overlaid on the defaults.
@@ -124,6 +126,8 @@ def create_app(
     served_graph = _compile(graph)
     if checkpointer is None and isinstance(graph, Pregel) and graph.checkpointer:
         checkpointer = graph.checkpointer  # type: ignore[assignment]
+    if checkpointer is None:  # named now: the log, /healthz and worker claims see the real one
+        checkpointer = default_checkpointer(store_dir)
     defaults = dict(validate_settings(dict(settings or {})))
     if store_dir:
         defaults["store_dir"] = store_dir

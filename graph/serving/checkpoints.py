@@ -11,13 +11,39 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 __all__ = ["checkpointer_kind", "database_errors", "default_checkpoint_path",
-           "open_checkpointer"]
+           "default_checkpointer", "open_checkpointer"]
+
+CHECKPOINT_FILE = "serving-checkpoints.sqlite"
+"""The SQLite checkpointer's file in a store directory."""
+
+
+def _is_url(spec: str) -> bool:
+    return spec.startswith(("postgresql://", "postgres://"))
 
 
 def default_checkpoint_path(store_dir: str | None = None) -> Path:
-    """Where the embedded SQLite checkpointer lives: next to the store."""
+    """Where the embedded SQLite checkpointer lives: next to the store (a directory)."""
     base = store_dir or os.environ.get("GROUNDED_RAG_STORE") or ".grounded-rag"
-    return Path(base) / "serving-checkpoints.sqlite"
+    if _is_url(base):  # a path built from a URL would be a folder named after it
+        raise ValueError(f"a postgresql:// store has no directory for a SQLite checkpointer; "
+                         f"its default is {default_checkpointer(base)!r}")
+    return Path(base) / CHECKPOINT_FILE
+
+
+def default_checkpointer(store_dir: str | None = None) -> str:
+    """The checkpointer spec used when none is given: where the store is.
+
+    A directory store keeps ``sqlite:<store>/serving-checkpoints.sqlite``. A ``postgresql://``
+    store (``store_dir`` or ``$GROUNDED_RAG_STORE``) is served from any number of machines,
+    so its reviews and threads go to the same database: the store URL without its
+    ``schema`` parameter, which names the store's tables and means nothing to libpq.
+    """
+    base = store_dir or os.environ.get("GROUNDED_RAG_STORE") or ""
+    if _is_url(base):
+        from grounded_rag.retrieval._pg_catalog import StoreURL
+
+        return StoreURL.parse(base).conninfo
+    return f"sqlite:{default_checkpoint_path(store_dir)}"
 
 
 def checkpointer_kind(spec: Any) -> str:
@@ -26,7 +52,7 @@ def checkpointer_kind(spec: Any) -> str:
         return type(spec).__name__
     if spec is None or str(spec).startswith("sqlite:"):
         return "sqlite"
-    if str(spec).startswith(("postgresql://", "postgres://")):
+    if _is_url(str(spec)):
         return "postgres"
     return str(spec)
 
@@ -37,23 +63,26 @@ async def open_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Open the checkpointer a spec names, for the lifetime of the ``async with``.
 
-    ``None`` -> SQLite next to the store; ``"sqlite:PATH"``; ``"postgresql://..."`` (a pool,
+    ``None`` -> :func:`default_checkpointer` (SQLite next to a store directory, the
+    database of a ``postgresql://`` store); ``"sqlite:PATH"``; ``"postgresql://..."`` (a pool,
     tables created on first use); ``"memory"`` (nothing survives a restart); or a saver
     object, used as is.
     """
     if isinstance(spec, BaseCheckpointSaver):
         yield spec
         return
+    if spec is None:
+        spec = default_checkpointer(store_dir)
     if spec == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
         yield InMemorySaver()
         return
-    if spec is None or spec.startswith("sqlite:"):
+    if spec.startswith("sqlite:"):
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        path = Path(spec.split(":", 1)[1]) if spec else default_checkpoint_path(store_dir)
+        path = Path(spec.split(":", 1)[1])
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(str(path))
         try:
@@ -63,7 +92,7 @@ async def open_checkpointer(
         finally:
             await conn.close()
         return
-    if spec.startswith(("postgresql://", "postgres://")):
+    if _is_url(spec):
         from grounded_rag.serving._postgres import postgres_saver
 
         async with postgres_saver(spec) as pg_saver:

@@ -25,10 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "several need a shared checkpointer (postgresql://...) and, for the "
                        "vectors, --chroma-url")
     serve.add_argument("--checkpointer", help="where paused runs (reviews) are kept: "
-                       "sqlite:PATH (default: <store>/serving-checkpoints.sqlite), "
-                       "postgresql://USER@HOST:PORT/DB for several workers, or memory")
-    serve.add_argument("--store", help="store directory to answer from (default "
-                       "$GROUNDED_RAG_STORE or ./.grounded-rag)")
+                       "sqlite:PATH (default: <store>/serving-checkpoints.sqlite; for a "
+                       "postgresql:// store, its database), postgresql://USER@HOST:PORT/DB "
+                       "for several workers, or memory")
+    serve.add_argument("--store", help="store to answer from: a directory, or "
+                       "postgresql://USER@HOST:PORT/DB?schema=NAME for several machines "
+                       "(default $GROUNDED_RAG_STORE or ./.grounded-rag)")
     serve.add_argument("--chroma-url", metavar="URL", help="Chroma server holding the store's "
                        "vectors, as given to `grounded-rag ingest --chroma-url` (default "
                        "$GROUNDED_RAG_CHROMA_URL, else the store's embedded Chroma)")

@@ -9,8 +9,9 @@ environment variables. The same works without the CLI::
         uvicorn --factory grounded_rag.serving.factory:app_from_env --workers 4
 
 Workers share what lives outside them: the checkpointer's database (reviews, deferred
-verifications, threads), the Chroma server, and the store directory, which they only read
-and which ``grounded-rag ingest`` switches to a new generation atomically.
+verifications, threads), the Chroma server, and the store (a directory on one machine, or a
+``postgresql://`` store for several), which they only read and which ``grounded-rag ingest``
+switches to a new generation atomically.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ class ServeOptions:
     empty = the package's workflow."""
     checkpointer: str | None = None
     """Checkpointer spec (``sqlite:PATH``, ``postgresql://...``, ``memory``); None = SQLite
-    next to the store."""
+    next to a store directory, the store's database for a ``postgresql://`` store."""
     store: str | None = None
-    """Store directory answered from (None: ``$GROUNDED_RAG_STORE`` or ``./.grounded-rag``)."""
+    """Store answered from, a directory or a ``postgresql://`` URL (None:
+    ``$GROUNDED_RAG_STORE`` or ``./.grounded-rag``)."""
     chroma_url: str | None = None
     """Chroma server holding the store's vectors (None: the store's embedded Chroma)."""
     prices: str | None = None
@@ -122,11 +124,19 @@ def load_graph(spec: str) -> Any:
 
 
 def build_app(options: ServeOptions) -> Any:
-    """The serving app for ``options``."""
+    """The serving app for ``options``.
+
+    The graph opens its store by the ``store_dir`` setting and takes the Chroma server from
+    ``$GROUNDED_RAG_CHROMA_URL`` (no setting names it). Workers get that variable from
+    :meth:`ServeOptions.to_env`; an app built in this process (one worker, or your own
+    code) needs it set here, or ``chroma_url`` would be dropped.
+    """
     from grounded_rag.serving.app import create_app
     from grounded_rag.serving.served import check_durability
 
     durability = check_durability(options.durability)
+    if options.chroma_url:
+        os.environ[CHROMA_ENV] = options.chroma_url
     graph = load_graph(options.graph) if options.graph else None
     return create_app(graph, checkpointer=options.checkpointer, store_dir=options.store,
                       prices=options.prices, max_question_chars=options.max_question_chars,
