@@ -29,9 +29,9 @@ def open_retriever(
     :class:`RetrievalError`) with a message telling the user to run ``grounded-rag ingest``.
     ``chroma_url`` points the vector side at a Chroma server. Without ``embeddings`` the
     built-in embedder that built the store is used (and followed if the store is
-    re-embedded while open); ``embedder`` (``e5`` / ``minilm``) or ``embeddings`` (any
-    LangChain ``Embeddings``) must match the store, else :class:`StoreMismatchError`
-    names the re-embed command.
+    re-embedded while open); ``embedder`` (``e5``, ``minilm``, ``openai:MODEL[@URL]``) or
+    ``embeddings`` (any LangChain ``Embeddings``) must match the store, else
+    :class:`StoreMismatchError` names the re-embed command.
     """
     from grounded_rag.retrieval.embeddings import embedder_identity
     from grounded_rag.retrieval.ingest import embeddings_for_store

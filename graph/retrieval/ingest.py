@@ -49,8 +49,9 @@ def _default_embeddings(name: str | None = None) -> Any:
 def embeddings_for_store(store: AnyStore, name: str | None = None) -> Any:
     """The embedder for an existing store: the built-in one that built it, else the default.
 
-    ``name`` (``e5`` / ``minilm``) asks for a specific built-in; the store then refuses it
-    with a message naming the re-embed command when it was built with another one.
+    ``name`` (``e5`` / ``minilm`` / ``openai:MODEL[@URL]``) asks for a specific embedder;
+    the store then refuses it with a message naming the re-embed command when it was built
+    with another one.
     """
     from grounded_rag.retrieval.embeddings import builtin_for, default_embeddings
 
@@ -169,8 +170,9 @@ def ingest_paths(
     Unchanged documents (same content hash) are skipped, changed ones replaced, and with
     ``prune=True`` documents whose source no longer produced them are removed (documents of
     files that failed to load this time are kept). Any LangChain ``Embeddings`` can be
-    passed; else ``embedder`` (``e5`` / ``minilm``) or, for an existing store, the built-in
-    embedder that built it, or the default. The store remembers which one built it.
+    passed; else ``embedder`` (``e5`` / ``minilm`` / ``openai:MODEL[@URL]``) or, for an
+    existing store, the built-in embedder that built it, or the default. The store
+    remembers which one built it.
     References show each file's path relative to the directory it was found in (a file
     given by name: its name), prefixed with ``base_url`` when given, never the absolute
     path on this machine. ``store_dir`` may also be a ``postgresql://`` store URL (the
