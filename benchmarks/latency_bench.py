@@ -171,6 +171,8 @@ def run_one(graph: Any, question: str, settings: dict[str, Any],
         "scorer_reused_tokens": after[2] - before[2],
         "quotes": len(quotes), "verbatim_quotes": sum(1 for c in quotes if c.get("match") == 1.0),
         "flags": out.get("flags", []), "work": work,
+        "decided_by": out.get("decided_by"), "stage_scores": out.get("stage_scores", {}),
+        "findings": sorted({f["type"] for f in out.get("findings", [])}),
     }
 
 

@@ -143,6 +143,9 @@ def _rule(detail: str) -> str:
     from grounded_rag.prompts import addresses, feedback
 
     for lang in ("en", "ja"):
+        after = addresses.CASE_NOT_ADDRESSED[lang].split("{terms}")[1][:6]
+        if after in detail:
+            return "condition"
         # The words just before the asked terms are this finding's own.
         if addresses.NOT_ADDRESSED[lang].split("{terms}")[0][-8:] in detail:
             return "predicate"
@@ -250,6 +253,34 @@ def report(result: dict[str, Any]) -> None:
             print(f"  [{kind}] {json.dumps(row, ensure_ascii=False)}")
 
 
+def expertqa_conditions() -> dict[str, Any] | None:
+    """The condition rule on ExpertQA's attributed answers (data it was not written against).
+
+    One answer per (question, model): its claims marked fully supported, each with its
+    evidence as the quote. Of the answers to a question that sets a condition, how many
+    the rule flags (each is a false alarm: experts' answers speak to the case asked).
+    """
+    from grounded_rag.verification import asked
+    from grounded_rag.verification.on_question import _condition_unmet
+
+    path = eval_path("expertqa_attribution", "claims.dev.jsonl")
+    if path is None:
+        return None
+    answers: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in read_jsonl(path):
+        if row.get("support") == "Complete":
+            answers[(row["question"], row["model"])].append(row)
+    conditional = flagged = 0
+    for (question, _), rows in answers.items():
+        if not asked.condition_terms(question):
+            continue
+        conditional += 1
+        statements = [{"text": r["claim"], "citations": [{"quote": e} for e in r["evidence"]]}
+                      for r in rows]
+        flagged += bool(_condition_unmet(question, statements))  # type: ignore[arg-type]
+    return {"answers": len(answers), "conditional": conditional, "flagged": flagged}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS))
@@ -275,6 +306,15 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             report(result)
             print(f"({result['seconds']} s)")
+    expert = expertqa_conditions()
+    if expert is None:
+        print("skip: expertqa_attribution (no data)", file=sys.stderr)
+    elif args.json:
+        results.append({"set": "expertqa_conditions", **expert})
+    else:
+        print(f"\n== expertqa (en): condition rule on {expert['answers']} attributed answers: "
+              f"{expert['flagged']}/{expert['conditional']} answers to a conditional question "
+              "flagged (each a false alarm)")
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=1))
     return 0

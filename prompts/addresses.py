@@ -16,6 +16,18 @@ NOT_ADDRESSED = {
 ``{terms}`` lists the question's own words for what it asks (``carried, airplane, cabin``).
 """
 
+CASE_NOT_ADDRESSED = {
+    "en": 'Statement "{text}" does not answer the question: the question asks about a case '
+          '("{terms}") that no cited sentence speaks to. If a source covers that case, answer '
+          "from it and cite the sentence; if none does, answer that the sources do not say.",
+    "ja": "「{text}」は質問に答えていません"
+          "（質問の「{terms}」の場合について述べた文が引用にありません）。"
+          "その場合について書かれた文が資料にあればその文を出典にして答え、なければ"
+          "資料からは確認できないと答えてください。",
+}
+"""Detail of an ``off_question`` finding for an answer about another case than the one asked
+(``{terms}``: the words of the question's condition)."""
+
 TERMS_SEPARATOR = {"en": '", "', "ja": "」「"}
 """How the asked words are joined inside ``{terms}``."""
 

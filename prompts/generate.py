@@ -45,7 +45,7 @@ REVISE = {
         "Revise the answer: keep the statements that were supported, correct the ones the "
         "sources contradict using the sources' exact values, and remove anything the sources "
         "do not state. Cite only sentence handles shown above (such as S2.3). "
-        "If nothing supported remains, set answerable to false. Answer as JSON."
+        "{closing}"
     ),
     "ja": (
         "資料:\n{sources}\n\n質問: {question}\n\n"
@@ -53,10 +53,25 @@ REVISE = {
         "検証の結果、次の問題が見つかりました:\n{feedback}\n\n"
         "回答を修正してください。裏付けのある文は残し、資料と矛盾する文は資料の値どおりに直し、"
         "資料に書かれていない内容は削除すること。出典には上に示した文の番号（S2.3 など）だけを"
-        "使うこと。裏付けのある内容が残らなければ answerable を false に"
-        "すること。JSONで回答してください。"
+        "使うこと。{closing}"
     ),
 }
+
+REVISE_CLOSING = {
+    "en": "If nothing supported remains, set answerable to false. Answer as JSON.",
+    "ja": "裏付けのある内容が残らなければ answerable を false にすること。JSONで回答してください。",
+}
+"""The revision's last instruction when the generator still decides whether to answer."""
+
+REVISE_CLOSING_DECIDED = {
+    "en": ("The sources answer the question: answer it again, stating only what the cited "
+           "sentences say, in their own words and values, each statement a full sentence "
+           "(not a bare value). Answer as JSON."),
+    "ja": ("資料には質問の答えがあります。引用する文に書かれていることだけを、資料の言葉と値の"
+           "まま、値だけでなく主語のある一文にして、もう一度答えること。JSONで回答してください。"),
+}
+"""The revision's last instruction once the decision to write was made (the first draft):
+a revision then rewrites the answer and does not decide again whether there is one."""
 
 SOURCE_HEADER = "[{source_id}] {title}"
 """The line above a passage's numbered sentences (``source_id`` is its handle, ``S2``)."""

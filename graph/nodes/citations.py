@@ -13,7 +13,7 @@ from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
 from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
-from grounded_rag.verification.on_question import off_question_findings
+from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
 
 
 def check_citations(
@@ -32,9 +32,17 @@ def check_citations(
     draft = state.get("draft") or {"answerable": False, "statements": []}
     evidence = state.get("evidence", [])
     with timed("check_citations", timings):
+        kept, dropped = list(draft["statements"]), []
+        if "human_edited" not in state.get("flags", []):
+            unrelated = set(unrelated_statements(state.get("question", ""), kept))
+            dropped = [s for i, s in enumerate(kept) if i in unrelated]
+            kept = [s for i, s in enumerate(kept) if i not in unrelated]
         statements, findings = check_statement_citations(
-            draft["statements"], evidence, threshold=settings.quote_match_threshold,
+            kept, evidence, threshold=settings.quote_match_threshold,
         )
+        findings += [{"type": "unrelated_statement", "severity": "info", "claim_index": -1,
+                      "detail": f"Dropped a statement that has nothing to do with the question "
+                                f"or the rest of the answer: {s['text']!r}"} for s in dropped]
         if "human_edited" not in state.get("flags", []):
             findings += off_question_findings(state.get("question", ""), statements,
                                               evidence, language)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -25,6 +26,12 @@ from grounded_rag.verification.handles import (
     render_view,
     select_sentences,
 )
+
+_HANDLES_ONLY = re.compile(r"\W*((?:[Ss]\d+(?:\.\d+)?[\s,、]*)+)[\W_]*")
+"""A statement that is only sentence handles (``S1.2。``, ``S1.2, S1.3``)."""
+
+WRITE_DECIDED = -1e9
+"""The generator threshold of a revision once the decision to write was made: ``true``."""
 
 
 def generate_answer(
@@ -51,8 +58,21 @@ def _write_answer(
     attempts = state.get("attempts", 0) + 1
     evidence = state.get("evidence", [])
     view = evidence_view(state["question"], evidence, settings.evidence_tokens)
-    sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
     if revise:
+        view = _without_off_question_sentences(view, state, evidence)
+    sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
+    model = parts.chat_model(settings)
+    local = parts.generator_is_local(settings) and hasattr(model, "decide")
+    # The decision to write is made once, at the first draft; a revision of a draft that was
+    # written rewrites it and does not decide again (the 1.5B model, told to drop what the
+    # checker did not support, declined most revisions of first drafts that held the answer).
+    previous_draft = state.get("draft")
+    decided = revise and local and previous_draft is not None and previous_draft["answerable"]
+    if decided and _only_off_question(state):
+        # Every statement answered another case or kind of thing than the one asked, and
+        # the model copies a draft it is shown: a fresh draft over the sentences left.
+        messages = answer_messages(state["question"], sources, language)
+    elif revise:
         previous = (state.get("draft") or {"statements": []})["statements"]
         ids = [e["source_id"] for e in evidence]
         draft_text = "\n".join(
@@ -65,6 +85,8 @@ def _write_answer(
             sources=sources, question=state["question"],
             draft=_to_handles(draft_text, evidence),
             feedback=_to_handles(state.get("feedback", ""), evidence),
+            closing=(generate_prompts.REVISE_CLOSING_DECIDED if decided
+                     else generate_prompts.REVISE_CLOSING)[language],
         )
         messages = [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
     else:
@@ -76,11 +98,11 @@ def _write_answer(
         for f in state.get("findings", []) if f["type"] == "malformed_output"
     ]
     draft: Draft | None
-    model = parts.chat_model(settings)
-    local = parts.generator_is_local(settings) and hasattr(model, "decide")
     scores = dict(state.get("stage_scores") or {})
     threshold = None
-    if local and not revise:
+    if decided:
+        model = model.model_copy(update={"decide": {"answerable": WRITE_DECIDED}})
+    elif local and not revise:
         threshold = _generator_threshold(state, settings, language, scores)
         model = model.model_copy(update={"decide": {"answerable": threshold}})
     with timed("generate", timings):
@@ -144,6 +166,41 @@ def answer_messages(question: str, sources: str, language: str) -> list[Any]:
     return [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
 
 
+def _only_off_question(state: State) -> bool:
+    """True when every statement of the draft is off the question and no claim failed.
+
+    The draft's content held (no claim contradicted or unsupported); it answered something
+    else than what was asked.
+    """
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    off = {f["claim_index"] for f in state.get("findings", [])
+           if f["type"] == "off_question" and f["claim_index"] >= 0}
+    failing = any(c.get("verdict") in ("contradicted", "neutral")
+                  for c in state.get("claims", []))
+    return bool(statements) and off >= set(range(len(statements))) and not failing
+
+
+def _without_off_question_sentences(view: SentenceView, state: State,
+                                    evidence: list[Evidence]) -> SentenceView:
+    """The view less the sentences cited by statements that did not answer the question.
+
+    Told that a statement answers another case than the one asked, the 1.5B generator
+    rewrites the same statement from the same sentence; without that sentence in view it
+    turns to the others (the view keeps every other sentence and every handle's number).
+    """
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    off = {f["claim_index"] for f in state.get("findings", [])
+           if f["type"] == "off_question" and f["claim_index"] >= 0}
+    ids = [e["source_id"] for e in evidence]
+    drop = {h for i, st in enumerate(statements) if i in off
+            for c in st["citations"] for h in view.handles_of(c, ids)}
+    if not drop:
+        return view
+    keep = {(n.passage, n.number) for shown in view.passages for n in shown
+            if n.handle not in drop}
+    return number_sentences(evidence, keep) if keep else view
+
+
 def _handle(index: int) -> str:
     """Short handle of a passage (``S1``, ``S2``, ...); its sentences are ``S1.1``, ``S1.2``.
 
@@ -167,8 +224,19 @@ def _draft_from_reply(reply: CitedAnswer, evidence: list[Evidence], view: Senten
         text = strip_markers(st.text)
         if not text:
             continue
-        statements.append({"text": text,
-                           "citations": cite_handles(st.citations, view, evidence, text)})
+        handles = _HANDLES_ONLY.fullmatch(text)
+        if handles:
+            # "S1.2。": the model named the sentence that answers instead of writing it; the
+            # statement is that sentence, copied (a handle is never an answer's text).
+            cited = [h for h in re.split(r"[\s,、]+", handles.group(1)) if h]
+            citations = cite_handles(list(dict.fromkeys([*cited, *st.citations])), view,
+                                     evidence, "")
+            text = " ".join(c["quote"] for c in citations if c.get("quote"))
+            if not text:
+                continue
+        else:
+            citations = cite_handles(st.citations, view, evidence, text)
+        statements.append({"text": text, "citations": citations})
     return {"answerable": bool(reply.answerable and statements), "statements": statements}
 
 

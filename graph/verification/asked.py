@@ -130,6 +130,88 @@ def asked_terms(question: str, titles: Iterable[str] = ()) -> list[Term]:
     return out
 
 
+_CONDITION_EN = re.compile(
+    r"\b(?:[Ii]f|[Uu]nless|[Ii]n\s+case(?:\s+of)?|[Ii]n\s+the\s+event\s+(?:of|that)"
+    r"|[Pp]rovided\s+that)\b"
+    # a lower-case "when" inside the question ("When We Were Kings" is a title), not
+    # asking a date ("..., and when did it close?")
+    r"|(?<=\S)\s+when\b(?!\s+(?:is|are|was|were|do|does|did|will|would|can|could|should|"
+    r"has|have|had|must)\b)",
+)
+_CONDITION_END_EN = re.compile(r"[,;?!.]")
+_NAMING = re.compile(r"(?:何|なん)と(?:呼|よ|い|言)|(?:何|なん)という"
+                     r"|\b(?:called|named|known\s+as)\b")
+_CONDITION_JA = frozenset({"場合", "とき", "時", "際"})
+
+
+def condition_terms(question: str, titles: Iterable[str] = ()) -> list[Term]:
+    """Content words of the condition a question sets (may be empty).
+
+    「悪天候で飛行機が欠航した場合、追加の宿泊費は…」 asks about a case: the sentence that
+    answers it speaks to that case (悪天候, 欠航), where a sentence about the same subject in
+    general (「宿泊費は1泊12,000円を上限…」) does not. English: the clause after *if*,
+    *unless*, *in case (of)*, *in the event of*, or a *when* that is not a question word.
+    Japanese: the clause before 場合 / とき / 時 / 際, back to the previous comma. Words of the
+    evidence's document titles and question words are dropped, as in :func:`asked_terms`.
+    """
+    text = unicodedata.normalize("NFKC", question).strip()
+    if _NAMING.search(text):  # 「…場合を何と呼ぶか」: the case defines what is named
+        return []
+    known = {t for title in titles for t in tokenize(title)}
+    if _has_japanese(text):
+        terms = _ja_condition(text)
+    else:
+        terms = []
+        for m in _CONDITION_EN.finditer(text):
+            clause = _CONDITION_END_EN.split(text[m.end():], maxsplit=1)[0]
+            if not _WH_EN.search(clause):  # "when what channel premiered" asks, not sets
+                terms += _terms(_EN_WORD.findall(clause))
+    seen: set[str] = set()
+    out: list[Term] = []
+    for term in terms:
+        if term.token in known or term.token in seen or _WH_JA.fullmatch(term.surface):
+            continue
+        seen.add(term.token)
+        out.append(term)
+    return out
+
+
+def _ja_condition(text: str) -> list[Term]:
+    """Content words of each 「…場合 / とき / 時 / 際」 clause that sets a case.
+
+    Not a clause that holds a question word (「何歳の時」 asks), nor a case followed by を / が
+    (「降らない場合を何と呼ぶ」 asks for the case's name; 『失われた時を求めて』 is a title).
+    """
+    morphemes = list(sudachi_tokenizer().tokenize(text.lower()))
+    out: list[Term] = []
+    start = 0
+    for end, marker in enumerate(morphemes):
+        if marker.surface() in ("、", ",", "，", "。"):
+            start = end + 1
+            continue
+        if (marker.surface() not in _CONDITION_JA or marker.part_of_speech()[0] != "名詞"
+                or end == start):
+            continue
+        after = morphemes[end + 1].surface() if end + 1 < len(morphemes) else ""
+        clause = morphemes[start:end]
+        start = end + 1
+        if after in ("を", "が") or any(_WH_JA.match(m.surface()) for m in clause):
+            continue
+        for m in clause:
+            pos = m.part_of_speech()
+            if pos[0] in _JA_DROP_POS or pos[0] == "連体詞" or pos[1] == "非自立可能":
+                continue
+            if _LATIN.match(m.surface()):
+                out += [Term(m.surface(), t) for t in tokenize(m.surface())]
+                continue
+            form = m.normalized_form()
+            if form not in _JA_DROP_FORMS:
+                out.append(Term(m.surface(), form))
+    # One kanji of a split compound (飛行機 -> 飛行 + 機) says little on its own.
+    longer = [t for t in out if len(t.token) > 1]
+    return longer or out
+
+
 def addressed(terms: Sequence[Term], texts: Iterable[str]) -> bool:
     """True when at least half of ``terms`` (rounded up) occur in ``texts``."""
     if not terms:

@@ -60,7 +60,10 @@ _DIGIT = re.compile(r"\d")
 _NUMBER_WORD = re.compile(
     r"[一二三四五六七八九十百千万億半]"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|billion|half|once|twice|dozen|single|double)\b",
+    r"forty|fifty|hundred|thousand|million|billion|half|once|twice|dozen|single|double)\b"
+    # a whole amount answers "how much" without a figure: 「全額を支給する」, "paid in full"
+    r"|全額|半額|実費|全部|無料|無償|\bin\s+full\b|\bfull\s+(?:amount|cost|price)\b"
+    r"|\bfree(?:\s+of\s+charge)?\b|\bat\s+cost\b",
     re.I,
 )
 _DATE_WORD = re.compile(
@@ -142,6 +145,28 @@ def headings(evidence: Sequence[Evidence]) -> list[str]:
     return out
 
 
+def unrelated_statements(question: str, statements: Sequence[Claim]) -> list[int]:
+    """Indices of statements that have nothing to do with the question or the rest.
+
+    In an answer of several statements, one that cites no document another statement cites
+    and whose content words (its text and its quotes, :func:`key_tokens`) meet neither the
+    question's nor any other statement's is a sentence the model picked up from an
+    unrelated passage ("She was a member of the pop group S#arp." in an answer about
+    licence numbers). Always leaves at least one statement.
+    """
+    if len(statements) < 2:
+        return []
+    asked_tokens = key_tokens(question)
+    tokens = [key_tokens(" ".join([s["text"], *(c.get("quote", "") for c in s["citations"])]))
+              for s in statements]
+    docs = [{c["source_id"].split("#")[0] for c in s["citations"]} for s in statements]
+    out = [i for i, own in enumerate(tokens)
+           if not own & asked_tokens
+           and not any(own & other or docs[i] & docs[j]
+                       for j, other in enumerate(tokens) if j != i)]
+    return out if len(out) < len(statements) else []
+
+
 def off_question_findings(
     question: str,
     statements: Sequence[Claim],
@@ -159,6 +184,8 @@ def off_question_findings(
     - When a yes/no question's predicate (``asked.asked_terms``: its content words less
       its subject and the evidence's document titles) is not addressed by the statements and
       their quotes together, no statement answers it.
+    - When the question sets a condition (``asked.condition_terms``: "if ...", 「…場合」) and
+      no statement or quote names any word of it, the answer is about another case.
 
     ``claim_index`` is the statement index, as for the citation findings.
     """
@@ -173,6 +200,7 @@ def off_question_findings(
     missing = kind is not None and not no_money and not any(
         has_kind(s["text"], kind) for s in statements)
     unaddressed = _unaddressed(question, statements, evidence) if kind is None else []
+    unmet = _condition_unmet(question, statements)
     # A yes/no or either/or question may well be answered by repeating its own words.
     restating = bool(_WH.search(question)) and not _CHOICE.search(question)
     heading_tokens = [t for t in (key_tokens(h) for h in headings(evidence)) if t]
@@ -203,6 +231,14 @@ def off_question_findings(
                         dict.fromkeys(t.surface for t in unaddressed))),
             })
             continue
+        elif unmet:
+            findings.append({
+                "type": "off_question", "severity": "major", "claim_index": index,
+                "detail": asked_texts.CASE_NOT_ADDRESSED[lang].format(
+                    text=statement["text"],
+                    terms=asked_texts.TERMS_SEPARATOR[lang].join(t.surface for t in unmet)),
+            })
+            continue
         if not reason:
             continue
         findings.append({
@@ -212,6 +248,26 @@ def off_question_findings(
                 kind=kind_name or texts.OFF_QUESTION_KINDS[lang][kind or "answer"]),
         })
     return findings
+
+
+def _condition_unmet(question: str, statements: Sequence[Claim]) -> list[asked.Term]:
+    """The words of the question's condition when no cited sentence names any of them.
+
+    「悪天候で飛行機が欠航した場合、宿泊費は…」 answered from the general rule on hotel costs
+    (no 悪天候, no 欠航 in the answer or its quotes) answers another case. One word of the
+    condition suffices (the case is often put in other words: 飛行機 / 航空便); empty when
+    the question sets no condition or the answer speaks to it.
+    """
+    quotes = [c.get("quote", "") for s in statements for c in s.get("citations", [])]
+    if not any(quotes):  # a bare answer without its sentence: nothing tells the case
+        return []
+    # Titles are not dropped here: a section's title often names the very case (「第3条
+    # 交通機関の遅延と欠航」), which the answer must then speak to.
+    terms = asked.condition_terms(question)
+    cited = [s["text"] for s in statements] + quotes
+    if not terms or len(asked.missing_terms(terms, cited)) < len(terms):
+        return []
+    return terms
 
 
 def _unaddressed(

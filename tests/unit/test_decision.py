@@ -112,3 +112,95 @@ def test_the_decline_names_the_score_and_the_threshold(monkeypatch):
     assert out["status"] == "abstained"
     detail = next(f["detail"] for f in out["findings"] if f["type"] == "generator_declined")
     assert "1.50" in detail and "3.00" in detail
+
+
+def test_a_revision_of_a_written_draft_does_not_decide_again(monkeypatch):
+    """The first draft's decision to write holds for its revision: the revision is asked to
+    rewrite the answer (not to say whether there is one) and its ``answerable`` is decided
+    ``true``, so a model that would decline the revision greedily still rewrites it."""
+    from grounded_rag.graph import build_graph
+    from grounded_rag.nodes import write
+    from tests.fakes import ScriptedVerifier, StaticRetriever
+
+    decision = Decision(combiners={"en": Combiner(weights={"generator": 1.0}, bias=0.0,
+                                                  cut=-1.0)})
+    monkeypatch.setattr(write, "DEFAULT_DECISION", decision)
+    evidence = [{"source_id": "doc:a#sec0", "doc_id": "doc", "title": "Spec", "url": "",
+                 "text": "The Aozora A1 battery lasts up to 10 hours.", "score": 1.0,
+                 "relevance": 0.9}]
+    # Greedy (threshold 0) the revision would be a decline: the score is -0.5 every time.
+    model = ScoredLocalModel(score=-0.5, script={"CitedAnswer": [
+        {"answerable": True, "statements": [{"text": "The battery lasts a full 24 hours.",
+                                             "citations": ["S1.1"]}]},
+        {"answerable": True, "statements": [{"text": "The battery lasts up to 10 hours.",
+                                             "citations": ["S1.1"]}]}]})
+    verifier = ScriptedVerifier(lambda text: ("contradicted", "24 vs 10") if "24" in text
+                                else ("supported", ""))
+    graph = build_graph(retriever=StaticRetriever(evidence), generator=model,
+                        verifier=verifier)
+    out = graph.invoke({"question": "How long does the battery last?"},
+                       {"configurable": {"answerability_check": "off",
+                                         "extractor_model": "rules", "max_retries": 1}})
+    assert out["status"] == "answered" and out["attempts"] == 2
+    assert "10 hours" in out["answer"]
+    revision = model.calls_for("CitedAnswer")[1][-1].content
+    assert "set answerable to false" not in revision
+    assert "answer it again" in revision
+    # The first draft's score is the one on record.
+    assert out["stage_scores"]["generator"] == -0.5
+
+
+def test_a_remote_generator_still_decides_its_revision():
+    """Without the local decoder's scores nothing decides for the generator: the revision
+    prompt keeps the instruction to decline when nothing supported remains."""
+    from grounded_rag.graph import build_graph
+    from tests.fakes import ScriptedVerifier, StaticRetriever
+
+    evidence = [{"source_id": "doc:a#sec0", "doc_id": "doc", "title": "Spec", "url": "",
+                 "text": "The Aozora A1 battery lasts up to 10 hours.", "score": 1.0,
+                 "relevance": 0.9}]
+    model = ScriptedChatModel(script={"CitedAnswer": [
+        {"answerable": True, "statements": [{"text": "The battery lasts a full 24 hours.",
+                                             "citations": ["S1.1"]}]},
+        {"answerable": False, "statements": []}]})
+    verifier = ScriptedVerifier(lambda text: ("contradicted", "24 vs 10"))
+    graph = build_graph(retriever=StaticRetriever(evidence), generator=model,
+                        verifier=verifier)
+    out = graph.invoke({"question": "How long does the battery last?"},
+                       {"configurable": {"answerability_check": "off",
+                                         "extractor_model": "rules", "max_retries": 1}})
+    assert out["status"] == "abstained"
+    revision = model.calls_for("CitedAnswer")[1][-1].content
+    assert "set answerable to false" in revision
+
+
+def test_an_answer_about_another_case_is_drafted_again_without_its_sentences(monkeypatch):
+    """A written draft whose every statement answers another case than the one asked is
+    not shown to the model again (it copies what it is shown): the next draft is written
+    from the first-draft prompt over the sentences left, the cited ones taken out."""
+    from grounded_rag.graph import build_graph
+    from grounded_rag.nodes import write
+    from tests.fakes import ScriptedVerifier, StaticRetriever, evidence
+
+    monkeypatch.setattr(write, "DEFAULT_DECISION", Decision(combiners={"ja": Combiner(
+        weights={"generator": 1.0}, bias=0.0, cut=-1.0)}))
+    hotel = evidence("travel#sec2", "宿泊費は1泊あたり12,000円を上限として実費を支給する。",
+                     title="出張旅費規程")
+    storm = evidence("travel#sec3", "悪天候により航空便が欠航した場合、追加の宿泊費は全額を"
+                     "支給する。", title="出張旅費規程")
+    model = ScoredLocalModel(score=1.0, script={"CitedAnswer": [
+        {"answerable": True, "statements": [
+            {"text": "宿泊費は1泊12,000円を上限として支給されます。", "citations": ["S1.1"]}]},
+        {"answerable": True, "statements": [
+            {"text": "欠航した場合の追加の宿泊費は全額支給されます。", "citations": ["S2.1"]}]}]})
+    graph = build_graph(retriever=StaticRetriever([hotel, storm]), generator=model,
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "悪天候で飛行機が欠航した場合、追加の宿泊費はどれくらい"
+                                    "支給されますか？"},
+                       {"configurable": {"answerability_check": "off",
+                                         "extractor_model": "rules", "max_retries": 1}})
+    assert out["status"] == "answered" and "全額" in out["answer"]
+    first, second = (m[-1].content for m in model.calls_for("CitedAnswer"))
+    assert "S1.1 宿泊費は1泊あたり12,000円" in first
+    assert "S1.1" not in second and "S2.1 悪天候により" in second
+    assert "前回の回答" not in second

@@ -193,3 +193,22 @@ def test_the_graph_shows_the_selected_sentences_and_a_hidden_one_is_phantom():
     graph.invoke({"question": "How long does the warranty last?"},
                  context=Context(evidence_tokens=0))
     assert "S1.5 " in whole.calls_for("CitedAnswer")[0][-1].content
+
+
+def test_a_statement_that_is_only_a_handle_becomes_the_sentence_it_names():
+    """「S1.2。」 as a statement's text: the model named the answering sentence instead of
+    writing it. The statement becomes that sentence, copied and cited; a handle is never an
+    answer's text."""
+    from grounded_rag.nodes.write import _draft_from_reply
+    from grounded_rag.schemas import CitedAnswer
+
+    view = number_sentences(EVIDENCE)
+    reply = CitedAnswer.model_validate({"answerable": True, "statements": [
+        {"text": "S1.2。", "citations": ["S1.2"]},
+        {"text": "S2.2", "citations": []},
+        {"text": "S1.2 によれば月額5,000円です。", "citations": ["S1.2"]}]})
+    draft = _draft_from_reply(reply, EVIDENCE, view)
+    texts = [s["text"] for s in draft["statements"]]
+    assert texts == ["在宅勤務手当は月額5,000円とする。", "Charging takes 2 hours.",
+                     "S1.2 によれば月額5,000円です。"]
+    assert [_quote(c) for c in draft["statements"][1]["citations"]] == ["Charging takes 2 hours."]

@@ -127,7 +127,10 @@ def test_off_question_answer_is_revised_with_the_finding_in_the_feedback():
 
 def test_off_question_that_persists_abstains():
     heading = answer(("第7条（解除）。", "S1.1"))
-    graph, model = _graph(heading)
+    # The revision no longer sees S1.1 (cited by the off-question statement); its rewrite
+    # cites the other sentence and still gives no number of days.
+    again = answer(("甲または乙は書面で通知することにより解除できる。", "S1.2"))
+    graph, model = _graph(heading, again)
     out = graph.invoke({"question": "解除には何日前までに通知が必要ですか？"},
                        context=Context(max_retries=1))
     assert out["status"] == "abstained" and out["attempts"] == 2
@@ -136,3 +139,34 @@ def test_off_question_that_persists_abstains():
     assert any(f["type"] == "off_question" and f["severity"] == "major"
                for f in out["findings"])
     assert len(model.calls_for("CitedAnswer")) == 2
+    revision = model.calls_for("CitedAnswer")[1][-1].content
+    assert "S1.2" in revision and "S1.1 第7条" not in revision
+
+
+def test_a_statement_about_nothing_asked_is_dropped_from_a_longer_answer():
+    """A sentence picked up from an unrelated passage (no word shared with the question or
+    the rest of the answer) is dropped before verification, with an info finding; a
+    statement related to the others stays even when it shares no word with the question."""
+    from grounded_rag.verification.on_question import unrelated_statements
+
+    q = "What is given to licensed private operators?"
+    stray = {"text": "She was a former member of the pop group S#arp.", "citations": []}
+    code = {"text": "Licensed operators get a permission number.", "citations": []}
+    digits = {"text": "The permission number starts with a prefecture code.", "citations": []}
+    assert unrelated_statements(q, [stray, code, digits]) == [0]
+    assert unrelated_statements(q, [code, digits]) == []
+    assert unrelated_statements(q, [stray]) == []  # never the whole answer
+
+    spec = ev("spec#sec2", "Battery\nThe X100 battery lasts up to 10 hours on a single charge.",
+              title="X100 spec > Battery")
+    pop = ev("pop#sec0", "She was a former member of the pop group S#arp.", title="Singer")
+    model = ScriptedChatModel(script={"CitedAnswer": [answer(
+        ("The X100 battery lasts up to 10 hours.", "S1.2"),
+        ("She was a former member of the pop group S#arp.", "S2.1"))]})
+    graph = build_graph(retriever=StaticRetriever([spec, pop]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "How long does the X100 battery last?"})
+    assert out["status"] == "answered" and "S#arp" not in out["answer"]
+    assert "10 hours" in out["answer"]
+    assert any(f["type"] == "unrelated_statement" and "S#arp" in f["detail"]
+               for f in out["findings"])

@@ -201,3 +201,58 @@ def test_the_loop_revises_the_aurora_answer_and_abstains_when_it_persists():
     assert out["answer"] == "The sources do not say." and out["claims"] == []
     revise_prompt = model.calls_for("CitedAnswer")[1][-1].content
     assert '"airplane", "cabin"' in revise_prompt and "sources do not say" in revise_prompt
+    # Both cited sentences were off the question; with nothing else to show, the revision
+    # sees them again. The battery statement is about the same document: not "unrelated".
+    assert "S1.1 The Aurora" in revise_prompt
+    assert not any(f["type"] == "unrelated_statement" for f in out["findings"])
+
+
+HOTEL = ev("travel#sec2", "国内出張の宿泊費は、1泊あたり東京都内は15,000円、その他の地域は"
+           "12,000円を上限として実費を支給する。", title="出張旅費規程 > 第2条 宿泊費")
+STORM = "悪天候で飛行機が欠航した場合、追加の宿泊費はどれくらい支給されますか？"
+
+
+def test_an_answer_about_another_case_does_not_answer_a_conditional_question():
+    # The general rule on hotel costs, not the rule for cancelled flights.
+    general = _statement("東京都内は15,000円、その他の地域は12,000円を上限として実費を支給する。",
+                         HOTEL["text"], "travel#sec2")
+    found = _findings(STORM, [general], [HOTEL, EXPENSES], "ja")
+    assert [f["type"] for f in found] == ["off_question"]
+    assert "欠航" in found[0]["detail"] and "場合" in found[0]["detail"]
+    # The sentence for the case asked about: one word of the condition is enough.
+    case = _statement("追加の宿泊費は全額支給されます。", EXPENSES["text"].split("。")[0] + "。",
+                      "travel#sec4")
+    assert _findings(STORM, [case], [HOTEL, EXPENSES], "ja") == []
+
+
+def test_an_english_if_clause_is_a_case_the_answer_must_speak_to():
+    q = "How much is the monthly fee if the contract is cancelled early?"
+    fee = _statement("The monthly fee is $12.", FEES["text"].split(". ")[0] + ".", "plan#fees")
+    found = _findings(q, [fee], [FEES], "en")
+    assert [f["type"] for f in found] == ["off_question"] and "cancelled" in found[0]["detail"]
+    early = _statement("A contract cancelled early costs one more monthly fee of $12.",
+                       "A contract cancelled early costs one more monthly fee of $12.")
+    assert _findings(q, [early], [FEES], "en") == []
+
+
+@pytest.mark.parametrize("question", [
+    "マルセル・プルーストは何歳の時、喘息が発症しましたか。",   # the clause asks (何歳)
+    "梅雨の期間中ほとんど雨が降らない場合を何と呼ぶ？",         # the case is what is named
+    "『失われた時を求めて』は誰の作品ですか？",                  # 時 in a title
+    "Inside Job and When We Were Kings, are of which genre?",  # "When" in a title
+    "When is the report due?",                                  # asks a date
+    "What was the score when did the game end?",                # "when" + auxiliary asks
+])
+def test_a_question_that_sets_no_case_has_no_condition_terms(question):
+    from grounded_rag.verification.asked import condition_terms
+
+    assert condition_terms(question) == []
+
+
+def test_condition_terms_read_the_clause_of_the_case():
+    from grounded_rag.verification.asked import condition_terms
+
+    assert {t.token for t in condition_terms(STORM)} == {"天候", "飛行", "欠航"}
+    assert {t.surface for t in condition_terms(
+        "What happens to the fee if the contract is cancelled early?")} == {
+        "contract", "cancelled", "early"}

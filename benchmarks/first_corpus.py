@@ -1,0 +1,136 @@
+"""A user's first corpus, with the real local model: answer or abstain, and how long it takes.
+
+Usage::
+
+    .venv/bin/python benchmarks/first_corpus.py [--out eval-results/first-corpus.jsonl]
+
+It ingests the three short documents of ``tests/data/small_corpus`` (a Japanese travel
+policy, a Japanese service contract, an English product sheet: 11 sections, the size of
+corpus people try first and never used for fitting anything) into a fresh store and asks
+the questions below through the default graph: answerable ones in both languages (one
+almost word for word, one cross-language, one whose figure is written in 万 notation) and
+unanswerable ones (a yes/no about an attribute no document states, an off-topic one).
+
+Per question it prints the outcome, the expected fact found or not in the answer, the stage
+that decided (``decided_by``), the stage scores, the wall time and the model work (prompt
+tokens evaluated, tokens generated, forward passes, model calls; ``LocalRuntime.work``), and
+a reference pass before and after (``latency_bench.reference_seconds``). Wrong values
+delivered are the failure that matters most: an answered question whose ``forbidden`` value
+appears in the answer is counted apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from latency_bench import (  # noqa: E402
+    ScorerCounter,
+    median,
+    reference_seconds,
+    run_one,
+    uptime,
+)
+
+CORPUS = ROOT / "tests" / "data" / "small_corpus"
+
+QUESTIONS: list[dict[str, Any]] = [
+    # answerable, Japanese
+    {"q": "悪天候で飛行機が欠航した場合、追加の宿泊費はどれくらい支給されますか？",
+     "answerable": True, "expect": ["全額"]},
+    {"q": "業務委託契約はいつ終了しますか？", "answerable": True, "expect": ["2027年3月31日"]},
+    {"q": "旅費精算書はいつまでに提出しなければなりませんか？", "answerable": True,
+     "expect": ["14日"]},
+    {"q": "東京都内の出張の宿泊費の上限は1泊いくらですか？", "answerable": True,
+     "expect": ["15,000円"]},
+    # answerable, English over the English sheet
+    {"q": "How much does the Aurora LX-3 weigh?", "answerable": True, "expect": ["410"]},
+    {"q": "How long does the Aurora LX-3 take to recharge?", "answerable": True,
+     "expect": ["3 hours"]},
+    # answerable, English over the Japanese documents (cross-language)
+    {"q": "What is the maximum hotel cost per night for business trips in Tokyo?",
+     "answerable": True, "expect": ["15,000"]},
+    {"q": "What is the monthly fee in the service contract?", "answerable": True,
+     "expect": ["45万", "450,000"], "forbidden": ["45,000 yen", "45000 yen"]},
+    # unanswerable
+    {"q": "Can the Aurora LX-3 be carried in an airplane cabin?", "answerable": False},
+    {"q": "Is the Aurora LX-3 waterproof?", "answerable": False},
+    {"q": "出張中の食事代は支給されますか？", "answerable": False},
+    {"q": "委託料の支払いに遅れた場合の遅延損害金は何％ですか？", "answerable": False},
+    {"q": "What is the capital of Australia?", "answerable": False},
+]
+"""The Aurora sheet says water damage is not covered, not whether the device resists water,
+so "waterproof" counts as not stated; the contract names no late-payment interest."""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, help="also write one JSON line per question")
+    ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    args = ap.parse_args()
+
+    from grounded_rag.graph import build_graph
+    from grounded_rag.retrieval import ingest_paths, open_retriever
+
+    store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
+    ingest_paths([CORPUS], store, progress=False)
+    graph = build_graph(retriever=open_retriever(store))
+    scorer = ScorerCounter()
+    settings: dict[str, Any] = {}
+    print(f"load before: {uptime()}", flush=True)
+    run_one(graph, "旅費規程の目的は何ですか？", settings, scorer)  # warm-up: model load
+    ref_before = reference_seconds()
+    rows: list[dict[str, Any]] = []
+    questions = QUESTIONS[:args.limit] if args.limit else QUESTIONS
+    for item in questions:
+        t0 = time.perf_counter()
+        row = run_one(graph, item["q"], settings, scorer)
+        row["elapsed_s"] = round(time.perf_counter() - t0, 2)
+        answered = row["status"] == "answered"
+        text = row["answer"]
+        row["expected_answerable"] = item["answerable"]
+        row["with_fact"] = answered and any(e in text for e in item.get("expect", []))
+        row["wrong_value"] = answered and any(f in text for f in item.get("forbidden", []))
+        rows.append(row)
+        verdict = ("ok" if answered == item["answerable"] else "MISS")
+        print(f"[{verdict}] {row['status']:<9} {row['wall_s']:6.1f} s "
+              f"prompt {row['work'].get('prompt_tokens', 0):>5} gen "
+              f"{row['work'].get('generated_tokens', 0):>4} calls "
+              f"{row['work'].get('model_calls', 0):>2} | {item['q']}\n"
+              f"      -> {text[:160]!r} decided_by={row.get('decided_by')} "
+              f"scores={row.get('stage_scores')}", flush=True)
+    ref_after = reference_seconds()
+    print(f"load after: {uptime()}")
+    ans = [r for r in rows if r["expected_answerable"]]
+    una = [r for r in rows if not r["expected_answerable"]]
+    answered_walls = [r["wall_s"] for r in rows if r["status"] == "answered"]
+    ref = (ref_before + ref_after) / 2
+    print(f"answerable answered with the fact: {sum(r['with_fact'] for r in ans)}/{len(ans)}"
+          f" (answered {sum(r['status'] == 'answered' for r in ans)}/{len(ans)})")
+    print(f"unanswerable abstained: {sum(r['status'] != 'answered' for r in una)}/{len(una)}")
+    print(f"wrong values delivered: {sum(r['wrong_value'] for r in rows)}")
+    print(f"reference pass: {ref_before:.2f} / {ref_after:.2f} s")
+    if answered_walls:
+        m = median(answered_walls)
+        tokens = median([r["work"].get("prompt_tokens", 0) for r in rows
+                         if r["status"] == "answered"])
+        print(f"median answered: {m:.1f} s = {m / ref:.2f}x reference; "
+              f"median prompt tokens {tokens:.0f}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        with args.out.open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
