@@ -284,8 +284,11 @@ _WORD_TOKENS: dict[tuple[int, str], list[int]] = {}
 
 
 def _word_tokens(llama: Any, word: str) -> list[int]:
-    """Ids of the tokens that can start ``word`` (optionally after whitespace); one scan of
-    the vocabulary per model and word (about a second for 150k tokens), then cached."""
+    """Ids of the tokens that can start ``word`` (optionally after whitespace).
+
+    One scan of the vocabulary per model and word (about a second for 150k tokens), then
+    cached.
+    """
     key = (id(llama), word)
     found = _WORD_TOKENS.get(key)
     if found is None:

@@ -30,6 +30,9 @@ from grounded_rag.verification.handles import (
 _HANDLES_ONLY = re.compile(r"\W*((?:[Ss]\d+(?:\.\d+)?[\s,、]*)+)[\W_]*")
 """A statement that is only sentence handles (``S1.2。``, ``S1.2, S1.3``)."""
 
+_CITES_NOTE = re.compile(r"\s*\(\s*cites?\s*:[^)]*\)")
+"""The revision prompt's citation note (``DRAFT_LINE``), when the model copies it."""
+
 WRITE_DECIDED = -1e9
 """The generator threshold of a revision once the decision to write was made: ``true``."""
 
@@ -221,7 +224,9 @@ def _draft_from_reply(reply: CitedAnswer, evidence: list[Evidence], view: Senten
     """The generator's statements with their handles turned into copied, located quotes."""
     statements: list[Claim] = []
     for st in reply.statements:
-        text = strip_markers(st.text)
+        # "(cites: S1.1)" is how the revision prompt shows a previous draft's citations;
+        # copied into a statement, it is not part of the answer.
+        text = strip_markers(_CITES_NOTE.sub("", st.text))
         if not text:
             continue
         handles = _HANDLES_ONLY.fullmatch(text)

@@ -206,9 +206,12 @@ def test_a_statement_that_is_only_a_handle_becomes_the_sentence_it_names():
     reply = CitedAnswer.model_validate({"answerable": True, "statements": [
         {"text": "S1.2。", "citations": ["S1.2"]},
         {"text": "S2.2", "citations": []},
-        {"text": "S1.2 によれば月額5,000円です。", "citations": ["S1.2"]}]})
+        {"text": "S1.2 によれば月額5,000円です。", "citations": ["S1.2"]},
+        # the revision prompt's note on a previous draft's citations, copied back
+        {"text": "Charging takes 2 hours. (cites: S2.2)", "citations": ["S2.2"]},
+        {"text": "(cites: S1.1)", "citations": []}]})
     draft = _draft_from_reply(reply, EVIDENCE, view)
     texts = [s["text"] for s in draft["statements"]]
     assert texts == ["在宅勤務手当は月額5,000円とする。", "Charging takes 2 hours.",
-                     "S1.2 によれば月額5,000円です。"]
+                     "S1.2 によれば月額5,000円です。", "Charging takes 2 hours."]
     assert [_quote(c) for c in draft["statements"][1]["citations"]] == ["Charging takes 2 hours."]
