@@ -169,15 +169,21 @@ def answer_messages(question: str, sources: str, language: str) -> list[Any]:
     return [SystemMessage(generate_prompts.SYSTEM[language]), HumanMessage(user)]
 
 
+def _off_question_statements(state: State) -> tuple[list[Claim], set[int]]:
+    """The previous draft's statements, and the indices of those off the question."""
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    off = {f["claim_index"] for f in state.get("findings", [])
+           if f["type"] == "off_question" and f["claim_index"] >= 0}
+    return statements, off
+
+
 def _only_off_question(state: State) -> bool:
     """True when every statement of the draft is off the question and no claim failed.
 
     The draft's content held (no claim contradicted or unsupported); it answered something
     else than what was asked.
     """
-    statements = (state.get("draft") or {"statements": []})["statements"]
-    off = {f["claim_index"] for f in state.get("findings", [])
-           if f["type"] == "off_question" and f["claim_index"] >= 0}
+    statements, off = _off_question_statements(state)
     failing = any(c.get("verdict") in ("contradicted", "neutral")
                   for c in state.get("claims", []))
     return bool(statements) and off >= set(range(len(statements))) and not failing
@@ -191,9 +197,7 @@ def _without_off_question_sentences(view: SentenceView, state: State,
     rewrites the same statement from the same sentence; without that sentence in view it
     turns to the others (the view keeps every other sentence and every handle's number).
     """
-    statements = (state.get("draft") or {"statements": []})["statements"]
-    off = {f["claim_index"] for f in state.get("findings", [])
-           if f["type"] == "off_question" and f["claim_index"] >= 0}
+    statements, off = _off_question_statements(state)
     ids = [e["source_id"] for e in evidence]
     drop = {h for i, st in enumerate(statements) if i in off
             for c in st["citations"] for h in view.handles_of(c, ids)}
