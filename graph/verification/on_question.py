@@ -250,6 +250,12 @@ def off_question_findings(
     return findings
 
 
+def _cited_texts(statements: Sequence[Claim]) -> list[str]:
+    """The statements' texts and their quotes: what an answer says and cites."""
+    return [s["text"] for s in statements] + [
+        c.get("quote", "") for s in statements for c in s.get("citations", [])]
+
+
 def _condition_unmet(question: str, statements: Sequence[Claim]) -> list[asked.Term]:
     """The words of the question's condition when no cited sentence names any of them.
 
@@ -258,13 +264,12 @@ def _condition_unmet(question: str, statements: Sequence[Claim]) -> list[asked.T
     condition suffices (the case is often put in other words: 飛行機 / 航空便); empty when
     the question sets no condition or the answer speaks to it.
     """
-    quotes = [c.get("quote", "") for s in statements for c in s.get("citations", [])]
-    if not any(quotes):  # a bare answer without its sentence: nothing tells the case
-        return []
+    if not any(c.get("quote") for s in statements for c in s.get("citations", [])):
+        return []  # a bare answer without its sentence: nothing tells the case
     # Titles are not dropped here: a section's title often names the very case (「第3条
     # 交通機関の遅延と欠航」), which the answer must then speak to.
     terms = asked.condition_terms(question)
-    cited = [s["text"] for s in statements] + quotes
+    cited = _cited_texts(statements)
     if not terms or len(asked.missing_terms(terms, cited)) < len(terms):
         return []
     return terms
@@ -282,8 +287,7 @@ def _unaddressed(
     # Document titles name what is asked about (the product, the rule book), not the predicate.
     titles = [e.get("title", "").split(" > ")[0] for e in evidence]
     terms = asked.asked_terms(question, titles)
-    cited = [s["text"] for s in statements]
-    cited += [c.get("quote", "") for s in statements for c in s.get("citations", [])]
+    cited = _cited_texts(statements)
     if asked.addressed(terms, cited):
         return []
     return asked.missing_terms(terms, cited)

@@ -9,7 +9,6 @@ with the toy bag-of-words vectors of ``test_openai_embedder``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -26,17 +25,6 @@ def no_embedder_env(monkeypatch):
     """Only the flag chooses: no spec, URL or key from the environment of the machine."""
     for name in SERVED_ENV:
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "battery.md").write_text("# X100\n\n## Battery\n\nThe X100 battery lasts up to 10 "
-                                     "hours on a single charge.\n", encoding="utf-8")
-    (docs / "taxi.md").write_text("# Travel\n\n## Taxis\n\nTaxi fares are reimbursed only "
-                                  "after 22:00.\n", encoding="utf-8")
-    return docs
 
 
 @pytest.mark.parametrize("command", [["ingest", "docs"], ["ingest", "--reembed"],

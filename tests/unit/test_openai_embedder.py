@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from pathlib import Path
 
 import pytest
 
@@ -42,17 +41,6 @@ def embeddings_reply(body: dict, n: int) -> Reply:
                        "data": [{"object": "embedding", "index": i, "embedding": toy_vector(t)}
                                 for i, t in enumerate(texts)],
                        "usage": {"prompt_tokens": 1, "total_tokens": 1}})
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "battery.md").write_text("# X100\n\n## Battery\n\nThe X100 battery lasts up to 10 "
-                                     "hours on a single charge.\n", encoding="utf-8")
-    (docs / "taxi.md").write_text("# Travel\n\n## Taxis\n\nTaxi fares are reimbursed only "
-                                  "after 22:00.\n", encoding="utf-8")
-    return docs
 
 
 def test_spec_parsing_and_identity(monkeypatch):
