@@ -40,7 +40,7 @@ from grounded_rag.retrieval._errors import RetrievalError, StoreMismatchError, S
 from grounded_rag.retrieval._identity import EmbedderIdentity
 from grounded_rag.retrieval._pg_catalog import PG_FORMAT, StoreURL, _PgCatalog
 from grounded_rag.retrieval._pg_lexical import pack, unpack
-from grounded_rag.retrieval._store_catalog import _TOKEN_SEP, CHROMA_ENV, _identity_from
+from grounded_rag.retrieval._store_catalog import _TOKEN_SEP, CHROMA_ENV
 from grounded_rag.retrieval._store_read import _LOAD_ATTEMPTS, Generation, _StoreReads
 from grounded_rag.retrieval._store_vectors import _chroma_client
 from grounded_rag.retrieval.chunking import Chunk
@@ -142,13 +142,7 @@ class PostgresStore(_PgCatalog, _StoreReads):
                 except LookupError as exc:
                     error = exc  # replaced by a newer generation meanwhile: look again
                     continue
-                current = Generation(
-                    number=meta.get("generation"),
-                    bm25=index,
-                    visible=frozenset(index.keys) if index else frozenset(),
-                    collection=meta.get("collection") or "grounded-rag",
-                    embedder=_identity_from(meta),
-                )
+                current = Generation.of(meta, index)
                 self._current = current
                 return current
         raise RetrievalError(f"could not load the BM25 index of the store at {self.url.shown}: "

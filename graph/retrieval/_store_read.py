@@ -30,6 +30,17 @@ class Generation:
     embedder: EmbedderIdentity | None
     """The embedder that wrote those vectors."""
 
+    @classmethod
+    def of(cls, meta: dict[str, Any], index: BM25Index | None) -> Generation:
+        """The generation a catalogue's ``meta`` describes, with its loaded BM25 ``index``."""
+        return cls(
+            number=meta.get("generation"),
+            bm25=index,
+            visible=frozenset(index.keys) if index else frozenset(),
+            collection=meta.get("collection") or "grounded-rag",
+            embedder=_identity_from(meta),
+        )
+
 
 class _StoreReads(_StoreVectors):
     """Query-side access of :class:`~grounded_rag.retrieval.store.Store`."""
@@ -72,13 +83,7 @@ class _StoreReads(_StoreVectors):
                 except (OSError, ValueError) as exc:
                     error = exc  # replaced by a newer generation meanwhile: look again
                     continue
-                current = Generation(
-                    number=meta.get("generation"),
-                    bm25=index,
-                    visible=frozenset(index.keys) if index else frozenset(),
-                    collection=meta.get("collection") or "grounded-rag",
-                    embedder=_identity_from(meta),
-                )
+                current = Generation.of(meta, index)
                 self._current = current
                 return current
         raise RetrievalError(f"could not load the BM25 index of the store at {self.directory}: "

@@ -157,21 +157,9 @@ def open_store(
 
 def store_info(store: AnyStore) -> dict[str, Any]:
     """A small JSON-able summary of a store."""
-    if not isinstance(store, Store):
-        return {
-            "store": store.location,
-            "documents": store.document_count(),
-            "chunks": store.chunk_count(),
-            "embedding_model": store.meta("embedding_model"),
-            "embedding_sha256": store.meta("embedding_sha256") or "",
-            "dimension": int(store.meta("dimension") or 0) or None,
-            "generation": int(store.meta("generation") or 0),
-            "collection": store.meta("collection"),
-            "chroma": store.chroma_url,
-            "bm25": "postgres",
-        }
+    embedded = isinstance(store, Store)
     return {
-        "store": str(store.directory.resolve()),
+        "store": str(store.directory.resolve()) if isinstance(store, Store) else store.location,
         "documents": store.document_count(),
         "chunks": store.chunk_count(),
         "embedding_model": store.meta("embedding_model"),
@@ -179,6 +167,6 @@ def store_info(store: AnyStore) -> dict[str, Any]:
         "dimension": int(store.meta("dimension") or 0) or None,
         "generation": int(store.meta("generation") or 0),
         "collection": store.meta("collection"),
-        "chroma": store.chroma_url or "embedded",
-        "bm25": json.dumps(store.meta("bm25_dir")),
+        "chroma": store.chroma_url or ("embedded" if embedded else None),
+        "bm25": json.dumps(store.meta("bm25_dir")) if embedded else "postgres",
     }

@@ -6,7 +6,12 @@
   served run checkpoints once, when it ends, so a request takes two or three connections
   from the pool: the checks are a small part of its cost.)
 - Table set-up (the saver's migrations) runs under an advisory lock: workers starting
-  together would otherwise build the same indexes at once, which deadlocks.
+  together would otherwise build the same indexes at once, which deadlocks. The lock is
+  *polled* (``pg_try_advisory_lock``), never waited for inside a statement: a worker
+  blocked in ``pg_advisory_lock`` holds a transaction open, and the migrations' ``CREATE
+  INDEX CONCURRENTLY`` in the worker holding the lock waits for every open transaction to
+  end, so the two would wait for each other forever (the waits go through two connections
+  of different workers, which Postgres' deadlock detector cannot see).
 """
 
 from __future__ import annotations
@@ -19,6 +24,16 @@ from typing import Any
 
 SETUP_LOCK_ID = 0x67726167
 """The advisory lock key held while one worker sets up the tables ("grag")."""
+
+
+async def _take_setup_lock(conn: Any, poll: float = 0.1) -> None:
+    """Take the set-up lock on ``conn`` (autocommit), polling so no transaction stays open."""
+    while True:
+        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS got",
+                                        (SETUP_LOCK_ID,))).fetchone()
+        if row["got"]:
+            return
+        await asyncio.sleep(poll)
 
 
 @contextlib.asynccontextmanager
@@ -54,7 +69,7 @@ async def postgres_saver(spec: str) -> AsyncIterator[Any]:
     try:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         async with pool.connection() as lock_conn:
-            await lock_conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_ID,))
+            await _take_setup_lock(lock_conn)
             try:
                 await saver.setup()
             finally:

@@ -131,6 +131,32 @@ def asked_terms(question: str, titles: Iterable[str] = ()) -> list[Term]:
     return out
 
 
+def compared_things(question: str) -> list[list[Term]]:
+    """The things an English yes/no comparison names, one group of terms per thing.
+
+    "Are both Rhapidophyllum and Spartium flowering plants?" -> [[Rhapidophyllum],
+    [Spartium]]; "Are Sparta and King Charles both from the same country?" -> [[Sparta],
+    [King, Charles]]. Only names (capitalised words or words with digits) joined by "and" /
+    "&"; empty for anything else, and for Japanese questions.
+    """
+    text = unicodedata.normalize("NFKC", question).strip()
+    if _has_japanese(text) or not is_yes_no(text):
+        return []
+    words = _EN_WORD.findall(text)
+    subject, _ = _en_split(words)
+    if not any(w.lower() in ("and", "&") for w in subject):
+        return []
+    groups: list[list[Term]] = [[]]
+    for word in subject:
+        low = word.lower()
+        if low in ("and", "&"):
+            groups.append([])
+        elif low not in _EN_OPENERS | {"of"}:
+            groups[-1] += _terms([word])
+    groups = [g for g in groups if g]
+    return groups if len(groups) >= 2 else []
+
+
 _CONDITION_EN = re.compile(
     r"\b(?:[Ii]f|[Uu]nless|[Ii]n\s+case(?:\s+of)?|[Ii]n\s+the\s+event\s+(?:of|that)"
     r"|[Pp]rovided\s+that)\b"

@@ -286,8 +286,42 @@ def _unaddressed(
         return []
     # Document titles name what is asked about (the product, the rule book), not the predicate.
     titles = [e.get("title", "").split(" > ")[0] for e in evidence]
+    unnamed = _compared_unnamed(question, statements, evidence)
+    if unnamed is not None:
+        return unnamed
     terms = asked.asked_terms(question, titles)
     cited = _cited_texts(statements)
     if asked.addressed(terms, cited):
         return []
     return asked.missing_terms(terms, cited)
+
+
+def _compared_unnamed(
+    question: str, statements: Sequence[Claim], evidence: Sequence[Evidence]
+) -> list[asked.Term] | None:
+    """The words of each compared thing that nothing cited names (None: not a comparison).
+
+    For a comparison of named things ("Are both A and B flowering plants?"), a thing is
+    named when a quoted sentence or a cited section's title has one of its words. The
+    statements' own words do not count here: an answer that names A and B but cites a
+    paragraph about two other plants ("Rhapidophyllum is a flowering plant[1]" citing a
+    passage on Echinacea) cannot have checked either. None when the question is not such a
+    comparison or no statement quotes its source (nothing to check against); an empty list
+    when every compared thing is named in what is cited.
+    """
+    groups = asked.compared_things(question)
+    quotes = [c.get("quote", "") for s in statements for c in s.get("citations", [])]
+    if not groups or not any(quotes):
+        return None
+    cited_docs = {c["source_id"].split("#")[0] for s in statements
+                  for c in s.get("citations", [])}
+    titles = [e.get("title", "") for e in evidence
+              if str(e.get("source_id", "")).split("#")[0] in cited_docs]
+    texts = [*quotes, *titles]
+    # A name is found as written too (case aside): sources run sentences together
+    # ("...family.Adlumia is a genus"), which hides it from the tokenizer.
+    flat = " ".join(texts).lower()
+    return [term for group in groups
+            if asked.missing_terms(group, texts) == group
+            and not any(term.surface.lower() in flat for term in group)
+            for term in group]

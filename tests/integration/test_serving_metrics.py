@@ -18,20 +18,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.servers import Server, grounded_rag_serve, worker_health
-from tests.integration.test_serving_reviews import POSTGRES, _postgres_reachable
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
 
 GRAPH = "tests.serving_app:build_test_graph"
 UNANSWERABLE = "What is the capital of Australia?"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> str:
-    reason = _postgres_reachable()
-    if reason:
-        pytest.skip(reason)
-    return POSTGRES
 
 
 def scrape(server: Server) -> dict[tuple[str, tuple], float]:

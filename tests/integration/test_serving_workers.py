@@ -13,38 +13,12 @@ import httpx
 import pytest
 
 from tests.integration.servers import PrivatePostgres, grounded_rag_serve, worker_health
-from tests.integration.test_serving_reviews import POSTGRES, _postgres_reachable
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 GRAPH = "tests.serving_app:build_test_graph"
 REVIEW = {"review_mode": True, "review_threshold": 0.99}
 UNANSWERABLE = "What is the capital of Australia?"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> str:
-    reason = _postgres_reachable()
-    if reason:
-        pytest.skip(reason)
-    return POSTGRES
-
-
-@pytest.fixture
-def own_database(postgres: str):
-    """A database of its own on the shared server, dropped afterwards: every server started
-    on a database resumes the deferred verifications it finds pending there, so servers of
-    other tests on the shared one would otherwise finish this test's verification."""
-    import psycopg
-
-    name = f"grag_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield postgres.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def ask(client: httpx.Client, question: str, thread_id: str | None = None,

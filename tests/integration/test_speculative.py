@@ -80,8 +80,13 @@ def _run(rt, messages, structured, stop, draft, max_tokens=160):
 def test_speculative_equals_plain_and_llama_cpp(rt, name, messages, structured, stop):
     plain, plain_work = _run(rt, messages, structured, stop, draft=0)
     spec, spec_work = _run(rt, messages, structured, stop, draft=6)
-    assert spec.tokens == plain.tokens
-    assert (spec.text, spec.finish_reason) == (plain.text, plain.finish_reason)
+    from grounded_rag.local.runtime import render_chat
+
+    # The same tokens, or a first difference at a near-tie of plain decoding (the AVX-512
+    # build splits " [" + '{"' vs ' [{"' of the Japanese answer by 0.13: the same text).
+    if not _same_or_near_tie(rt, render_chat(rt, messages), plain.tokens, spec.tokens,
+                             grammar=structured):
+        assert (spec.text, spec.finish_reason) == (plain.text, plain.finish_reason)
     # One pass per token (one fewer when a stop string ends it: its last token is not fed back).
     assert plain_work.generated_tokens == len(plain.tokens)
     assert len(plain.tokens) - 1 <= plain_work.generation_passes <= len(plain.tokens)
@@ -97,9 +102,9 @@ def test_speculative_equals_plain_and_llama_cpp(rt, name, messages, structured, 
         ref = rt.llama.create_chat_completion(**request)
         rt.llama.n_tokens = 0
     choice = ref["choices"][0]
-    assert spec.text == choice["message"]["content"]
-    assert spec.finish_reason == choice["finish_reason"]
-    assert len(spec.tokens) == ref["usage"]["completion_tokens"]
+    assert plain.text == choice["message"]["content"]
+    assert plain.finish_reason == choice["finish_reason"]
+    assert len(plain.tokens) == ref["usage"]["completion_tokens"]
 
 
 def test_budget_cuts_a_draft(rt):
@@ -118,15 +123,17 @@ is below this are not fixed by the model, they flip with the batch split (the pr
 cached prefix flips them too)."""
 
 
-def _same_or_near_tie(rt, prompt, plain, spec):
-    """Identical tokens, or a first difference where plain decoding itself had a near-tie."""
+def _same_or_near_tie(rt, prompt, plain, spec, grammar=False):
+    """Identical tokens (returns False), or a first difference where plain decoding itself
+    had a near-tie (returns True). Under a grammar the two tied tokens are the top two that
+    the grammar allows, which need not be the top two of all."""
     import numpy as np
     from llama_cpp import llama_get_logits_ith
 
     first = next((i for i, (a, b) in enumerate(zip(plain, spec, strict=False)) if a != b), None)
     if first is None:
         assert len(plain) == len(spec)
-        return
+        return False
     with rt.lock:
         rt.llama.n_tokens = 0
         rt.llama.eval(prompt)
@@ -135,9 +142,12 @@ def _same_or_near_tie(rt, prompt, plain, spec):
         row = np.ctypeslib.as_array(llama_get_logits_ith(rt.llama._ctx.ctx, -1),
                                     shape=(rt.llama.n_vocab(),)).copy()
         rt.llama.n_tokens = 0
-    top2 = np.argsort(row)[::-1][:2]
-    assert {plain[first], spec[first]} == {int(t) for t in top2}
-    assert row[top2[0]] - row[top2[1]] < NOISE
+    a, b = plain[first], spec[first]
+    assert abs(float(row[a]) - float(row[b])) < NOISE
+    if not grammar:
+        top2 = np.argsort(row)[::-1][:2]
+        assert {a, b} == {int(t) for t in top2}
+    return True
 
 
 def test_context_end_cuts_a_draft():
@@ -154,3 +164,32 @@ def test_context_end_cuts_a_draft():
     assert work.accepted > 0
     # This prompt has a near-tie ("\n" vs "\n\n") that batching flips, as a cached prefix does.
     _same_or_near_tie(small, prompt, plain.tokens, spec.tokens)
+
+
+def test_one_token_grammar_check_equals_llama_cpp_when_the_model_wants_other_text(
+        rt, monkeypatch):
+    """Asked to copy prose but held to a JSON schema, the model's unconstrained favourite is
+    refused at many steps: those choices go through the whole vocabulary, and the output is
+    still exactly llama.cpp's own grammar-constrained greedy completion."""
+    from grounded_rag.local import decoding
+
+    full = []
+    original = decoding.GreedyGrammar.close
+
+    def close(self):  # type: ignore[no-untyped-def]
+        full.append(self.full_checks)
+        original(self)
+
+    monkeypatch.setattr(decoding.GreedyGrammar, "close", close)
+    messages = CASES[2][1]
+    out, _ = _run(rt, messages, True, (), draft=0, max_tokens=60)
+    assert full and full[0] > 0  # the fallback was taken
+    assert full[0] < len(out.tokens)  # and not at every step
+    with rt.lock:
+        rt.llama.n_tokens = 0
+        ref = rt.llama.create_chat_completion(
+            messages=messages, max_tokens=60, temperature=0.0, top_k=1, seed=42,
+            response_format=_schema())
+        rt.llama.n_tokens = 0
+    assert out.text == ref["choices"][0]["message"]["content"]
+    assert out.finish_reason == ref["choices"][0]["finish_reason"]

@@ -190,7 +190,21 @@ def test_setup_installs_uv_into_its_own_environment_not_the_system_python(tmp_pa
     assert calls.count("venv-python -m pip install --quiet uv") == 1
     assert not [c for c in calls if c.startswith("system-python -m pip")]
     assert "uv venv --quiet .venv --python /usr/bin/python3" in calls
-    assert calls.count("uv pip sync --quiet --python .venv/bin/python requirements.lock") == 2
+    # llama.cpp's build flags go to uv as the package's build settings (its own cached
+    # wheel per set of flags); AVX-512 is added only where /proc/cpuinfo lists it.
+    sync = "uv pip sync --quiet --python .venv/bin/python --config-settings-package " \
+           "llama-cpp-python:cmake.args=-DGGML_NATIVE=OFF"
+    syncs = [c for c in calls if c.startswith("uv pip sync")]
+    assert len(syncs) == 2 and all(c.startswith(sync) for c in syncs), syncs
+    assert all(c.endswith(" requirements.lock") for c in syncs)
+    # Flags of the user's own win, and are what uv is given.
+    env["CMAKE_ARGS"] = "-DGGML_NATIVE=OFF -DGGML_BLAS=ON"
+    own = subprocess.run(["/bin/bash", str(repo / "scripts/setup.sh")], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert own.returncode == 0, own.stderr
+    assert "build flags: -DGGML_NATIVE=OFF -DGGML_BLAS=ON" in own.stderr
+    assert log.read_text().splitlines()[-2].endswith(
+        "llama-cpp-python:cmake.args=-DGGML_NATIVE=OFF;-DGGML_BLAS=ON requirements.lock")
 
 
 @pytest.mark.parametrize(("uid", "sudo", "flag", "code", "installs"), [

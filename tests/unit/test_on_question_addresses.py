@@ -256,3 +256,59 @@ def test_condition_terms_read_the_clause_of_the_case():
     assert {t.surface for t in condition_terms(
         "What happens to the fee if the contract is cancelled early?")} == {
         "contract", "cancelled", "early"}
+
+
+ECHINACEA = ev("plants#echinacea", "Echinacea is a genus of herbaceous flowering plants in the "
+               "daisy family. Bamboos are evergreen perennial flowering plants.",
+               title="Flowering plants")
+RHAPIDOPHYLLUM = ev("palms#rhapidophyllum", "Rhapidophyllum is a genus of palms; its only "
+                    "species is a flowering plant of the south-eastern United States.",
+                    title="Rhapidophyllum")
+
+
+def test_compared_things_are_the_named_subjects_of_a_comparison():
+    from grounded_rag.verification.asked import compared_things
+
+    def names(q):
+        return [[t.surface for t in group] for group in compared_things(q)]
+
+    assert names("Are both Rhapidophyllum and Spartium flowering plants?") == [
+        ["Rhapidophyllum"], ["Spartium"]]
+    assert names("Are Sparta and King Charles both from the same country?") == [
+        ["Sparta"], ["King", "Charles"]]
+    assert names("Is the Aurora LX-3 waterproof?") == []  # one thing, no comparison
+    assert names("Which is older, Sparta or Athens?") == []  # not yes/no
+    assert names("AとBは同じ国の出身ですか？") == []  # English only
+
+
+def test_a_comparison_answered_from_a_paragraph_that_names_neither_thing_is_off_question():
+    """The answer names both plants, but what it cites is about two others: the statements'
+    own words do not count as the sources speaking to the compared things."""
+    question = "Are both Rhapidophyllum and Spartium flowering plants?"
+    statements = [
+        _statement("Rhapidophyllum is a flowering plant.", ECHINACEA["text"].split(". ")[0],
+                   ECHINACEA["source_id"]),
+        _statement("Spartium is a flowering plant.", ECHINACEA["text"].split(". ")[1],
+                   ECHINACEA["source_id"]),
+    ]
+    findings = _findings(question, statements, [ECHINACEA], "en")
+    assert [f["claim_index"] for f in findings] == [0, 1]
+    assert '"Rhapidophyllum", "Spartium"' in findings[0]["detail"]
+
+
+def test_a_comparison_needs_every_compared_thing_named_in_a_quote_or_a_cited_title():
+    question = "Are both Rhapidophyllum and Spartium flowering plants?"
+    one = _statement("Rhapidophyllum is a flowering plant.", RHAPIDOPHYLLUM["text"],
+                     RHAPIDOPHYLLUM["source_id"])
+    findings = _findings(question, [one], [RHAPIDOPHYLLUM], "en")
+    assert findings and '"Spartium"' in findings[0]["detail"]
+    assert '"Rhapidophyllum"' not in findings[0]["detail"]
+    # Named by the cited section's title (the sentence says "its only species"), or run
+    # together with the previous sentence as sources sometimes are: both count.
+    spartium = ev("shrubs#spartium", "Its yellow flowers are fragrant.", title="Spartium")
+    run_together = ev("x#1", "A shrub of the pea family.Spartium junceum has yellow flowers.",
+                      title="Shrubs")
+    for other in (spartium, run_together):
+        both = [one, _statement("Spartium is a flowering plant.", other["text"],
+                                other["source_id"])]
+        assert _findings(question, both, [RHAPIDOPHYLLUM, other], "en") == []
