@@ -59,7 +59,9 @@ QUESTIONS: list[dict[str, Any]] = [
     {"q": "What is the maximum hotel cost per night for business trips in Tokyo?",
      "answerable": True, "expect": ["15,000"]},
     {"q": "What is the monthly fee in the service contract?", "answerable": True,
-     "expect": ["45万", "450,000"], "forbidden": ["45,000 yen", "45000 yen"]},
+     "expect": ["45万", "450,000"],
+     # 税別 is before tax: "tax-free" is a wrong fact with the right number
+     "forbidden": ["45,000 yen", "45000 yen", "tax-free", "tax free", "tax-exempt"]},
     # unanswerable
     {"q": "Can the Aurora LX-3 be carried in an airplane cabin?", "answerable": False},
     {"q": "Is the Aurora LX-3 waterproof?", "answerable": False},
@@ -75,6 +77,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, help="also write one JSON line per question")
     ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    ap.add_argument("--only", default="", help="ask only the questions containing this text")
     args = ap.parse_args()
 
     from grounded_rag.graph import build_graph
@@ -90,6 +93,7 @@ def main() -> int:
     ref_before = reference_seconds()
     rows: list[dict[str, Any]] = []
     questions = QUESTIONS[:args.limit] if args.limit else QUESTIONS
+    questions = [q for q in questions if args.only in q["q"]]
     for item in questions:
         t0 = time.perf_counter()
         row = run_one(graph, item["q"], settings, scorer)

@@ -27,6 +27,8 @@ from grounded_rag.verification.evidence import (
 )
 from grounded_rag.verification.hedges import hedged_clause
 from grounded_rag.verification.roles import role_swap
+from grounded_rag.verification.tax import GLOSS as TAX_GLOSS
+from grounded_rag.verification.tax import tax_mismatch
 from grounded_rag.verification.values import (
     DateValue,
     Quantity,
@@ -53,6 +55,7 @@ CueKind = Literal[
     "altered_copy",
     "role_swap",
     "hedged",
+    "tax_mismatch",
 ]
 
 # User-facing reason texts (they also feed the revision prompt).
@@ -71,6 +74,7 @@ _MSG = {
         "({cl}).",
         "hedged": "The evidence does not state this as a fact (\u201c{cl}\u201d): "
         "\u201c{ev}\u201d",
+        "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
     },
     "ja": {
         "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
@@ -84,6 +88,7 @@ _MSG = {
         "変わっています。",
         "role_swap": "主張は動作の主体と対象が入れ替わっています。根拠では「{ev}」です（{cl}）。",
         "hedged": "根拠はこれを事実として述べていません（「{cl}」）:「{ev}」",
+        "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
     },
 }
 
@@ -360,6 +365,14 @@ def check_claim(
             decisive.append(Cue("hedged", True, marker, sentence, sentence,
                                 msg["hedged"].format(ev=sentence, cl=marker),
                                 verdict="neutral"))
+    tax = tax_mismatch(claim, sentences, vctx)
+    if tax is not None:
+        i, cl_words, ev_words, ev_class = tax
+        if lang != "ja" and not ev_words.isascii():  # 税別 for an English claim: glossed
+            ev_words = f"{ev_words} ({TAX_GLOSS[ev_class]})"
+        decisive.append(Cue("tax_mismatch", True, cl_words, ev_words, sentences[i],
+                            msg["tax_mismatch"].format(ev=ev_words, cl=cl_words,
+                                                       sentence=sentences[i])))
     altered = altered_copy(claim, sentences)
     if altered is not None:
         sentence, cl_span, ev_span = altered
