@@ -13,7 +13,8 @@ its cut is chosen on the training folds to keep a share of the answerable questi
 The last lines print the coefficients fitted on all of dev, in the form
 ``grounded_rag.verification.decision.DEFAULT_DECISION`` takes.
 
-    .venv/bin/python benchmarks/decision_fit.py [--scores eval-results/decision-scores.jsonl] [--keep 0.97]
+    .venv/bin/python benchmarks/decision_fit.py \
+        [--scores eval-results/decision-scores.jsonl] [--keep 0.97]
 
 No model is run; a few seconds.
 """
@@ -24,7 +25,6 @@ import argparse
 import hashlib
 import json
 import math
-
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,8 @@ These lines are what ``benchmarks/decision_fit.py`` fits and cross-validates the
 on. Unanswerable questions that clear the gate are few, so all of them are kept; answerable
 ones are sampled per (split, language, type).
 
-    .venv/bin/python benchmarks/decision_scores.py [--per-group 14] [--out eval-results/decision-scores.jsonl]
+    .venv/bin/python benchmarks/decision_scores.py \
+        [--per-group 14] [--out eval-results/decision-scores.jsonl]
 
 Resumable: ids already in ``--out`` are skipped. Model work: about one answerability pass
 (three short prompts) and one generator prompt per question.

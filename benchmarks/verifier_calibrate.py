@@ -229,11 +229,13 @@ def main() -> int:
     if args.mode == "scorer" and len(args.datasets.split(",")) > 1:
         t, acc = best_threshold(all_scores, all_pos)
         print(
-            f"pooled: AUROC {auroc(all_scores, all_pos):.3f}  best balanced accuracy {acc:.3f} at threshold {t:.3f}"
+            f"pooled: AUROC {auroc(all_scores, all_pos):.3f}  "
+            f"best balanced accuracy {acc:.3f} at threshold {t:.3f}"
         )
         for name_t in (0.5, t):
             print(
-                f"  pooled balanced accuracy at {name_t:.3f}: {balanced_accuracy(all_scores, all_pos, name_t):.3f}"
+                f"  pooled balanced accuracy at {name_t:.3f}: "
+                f"{balanced_accuracy(all_scores, all_pos, name_t):.3f}"
             )
     return 0
 

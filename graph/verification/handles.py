@@ -211,9 +211,14 @@ def cite_handles(
       Adjacent sentences of one chunk (``S2.3``, ``S2.4``) become one citation spanning both.
     - ``S2`` (or the chunk's real id) names a passage: its shown sentence that shares the most
       content words with the statement is cited (the first one on a tie).
-    - Anything else (a sentence that does not exist or was not shown, a passage out of range)
-      is kept as written with no quote and offsets -1: the citation check reports it as a
-      ``phantom_source``.
+    - ``S2.9`` where passage 2 was shown but not its sentence 9 is read as ``S2`` when one
+      of the passage's shown sentences shares a content word with the statement: the model
+      copied a shown sentence and misnumbered it (the judge then checks the statement
+      against the sentence cited). A first draft's wrong number otherwise cost the whole
+      answer: the 1.5B model repeats it in every revision.
+    - Anything else (a sentence of a passage not shown or sharing no word with the statement,
+      a passage out of range) is kept as written with no quote and offsets -1: the citation
+      check reports it as a ``phantom_source``.
     """
     ids = [e["source_id"] for e in evidence]
     chosen: list[Numbered] = []
@@ -230,6 +235,8 @@ def cite_handles(
             passage = ids.index(text)
         elif parsed is not None and parsed[1] is not None:
             found = shown.get(sentence_handle(parsed[0] - 1, parsed[1]))
+            if found is None:
+                found = _closest_shown(view, parsed[0] - 1, statement)
             if found is None:
                 phantoms.append(sentence_handle(parsed[0] - 1, parsed[1]))
             elif found not in chosen:
@@ -257,6 +264,16 @@ def cite_handles(
     for phantom in dict.fromkeys(phantoms):
         citations.append({"source_id": phantom, "quote": "", "start": -1, "end": -1})
     return citations
+
+
+def _closest_shown(view: SentenceView, passage: int, statement: str) -> Numbered | None:
+    """The shown sentence of ``passage`` sharing most content words with ``statement``."""
+    if not 0 <= passage < len(view.passages) or not view.passages[passage]:
+        return None
+    tokens = content_tokens(statement)
+    scored = [(overlap(tokens, n.sentence.text), -n.number, n) for n in view.passages[passage]]
+    best = max(scored, key=lambda t: (t[0], t[1]))
+    return best[2] if best[0] > 0 else None
 
 
 def _runs(chosen: list[Numbered]) -> list[list[Numbered]]:

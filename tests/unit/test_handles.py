@@ -171,11 +171,25 @@ def test_a_budget_too_small_still_shows_the_best_sentence():
         "The warranty lasts 2 years from purchase."]
 
 
+def test_a_misnumbered_sentence_of_a_shown_passage_is_read_as_the_passage():
+    """The model copied a shown sentence but numbered it wrongly (S1.9, not shown): the
+    passage's shown sentence that shares the statement's words is cited; with no shared
+    word it stays a phantom (test above)."""
+    view = number_sentences(EVIDENCE, shown={(0, 2), (1, 1)})
+    (cite,) = cite_handles(["S1.9"], view, EVIDENCE, "在宅勤務手当は月額5,000円です。")
+    assert cite["quote"] == "在宅勤務手当は月額5,000円とする。" and cite["match"] == 1.0
+    (cite,) = cite_handles(["S2.4"], view, EVIDENCE, "The X100 lasts up to 10 hours.")
+    assert cite["source_id"] == "spec#sec2" and cite["start"] >= 0
+    (cite,) = cite_handles(["S2.4"], view, EVIDENCE, "支給日は毎月25日。")
+    assert cite["start"] == -1  # no word in common with passage 2's shown sentence
+
+
 def test_the_graph_shows_the_selected_sentences_and_a_hidden_one_is_phantom():
     from grounded_rag import Context, build_graph
     from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 
-    hidden = answer(("The warranty lasts 2 years.", "S1.5"))
+    # A hidden sentence cited for words no shown sentence of its passage has: a phantom.
+    hidden = answer(("Approved by the board.", "S1.5"))
     good = answer(("The warranty lasts 2 years from purchase.", "S1.31"))
     model = ScriptedChatModel(script={"CitedAnswer": [hidden, good]})
     graph = build_graph(retriever=StaticRetriever([LONG_EN, OTHER]), generator=model,
