@@ -70,8 +70,20 @@ def normalize(text: str) -> str:
     return re.sub(r"[ \t\u3000]+", " ", unicodedata.normalize("NFKC", text))
 
 
+def _lower_after(text: str, j: int) -> bool:
+    """True when the next word on the line after position ``j`` starts in lower case."""
+    k = j
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    return k < len(text) and text[k].islower()
+
+
 def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
-    """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences."""
+    """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences.
+
+    An English "!" followed by a lower-case word belongs to a name ("Drum! is a magazine",
+    "Yahoo! was founded"): the sentence goes on.
+    """
     out: list[Sentence] = []
     start = 0
     i = 0
@@ -97,6 +109,7 @@ def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
             if c in _JA_END or (
                 (j >= n or text[j].isspace())
                 and not (c == "." and _ABBREV.search(text[start : i + 1]))
+                and not (c == "!" and _lower_after(text, j))
             ):
                 if not ascii_end or j >= n or text[j].isspace():
                     flush(j)

@@ -26,6 +26,20 @@ def test_split_japanese_and_english():
         assert text[s.start : s.end] == s.text
 
 
+def test_an_exclamation_mark_inside_a_name_does_not_end_the_sentence():
+    """A claim split at "Drum!" became "Yes, both Prevention and Drum!" + "are American
+    magazines." and failed verification (a held-out small-corpus question)."""
+    def texts(text):
+        return [s.text for s in split_sentences(text)]
+
+    assert texts("Yes, both Prevention and Drum! are American magazines.") == [
+        "Yes, both Prevention and Drum! are American magazines."]
+    assert texts("Yahoo! is based in California. It was founded in 1994.") == [
+        "Yahoo! is based in California.", "It was founded in 1994."]
+    assert texts("Wow! This is new.") == ["Wow!", "This is new."]  # a capital: a new one
+    assert texts("Done!\nnext line") == ["Done!", "next line"]  # a new line always ends it
+
+
 def test_short_evidence_is_kept_whole():
     sel = select_evidence(
         "The battery lasts 24 hours.", [_ev("Intro text. The battery lasts up to 10 hours.")]
