@@ -224,7 +224,7 @@ def cite_handles(
     chosen: list[Numbered] = []
     phantoms: list[str] = []
     shown = view.by_handle()
-    claim_tokens: set[str] | None = None
+    claim_tokens = content_tokens(statement)
     for raw in handles:
         text = raw.strip()
         if not text:
@@ -235,8 +235,9 @@ def cite_handles(
             passage = ids.index(text)
         elif parsed is not None and parsed[1] is not None:
             found = shown.get(sentence_handle(parsed[0] - 1, parsed[1]))
-            if found is None:
-                found = _closest_shown(view, parsed[0] - 1, statement)
+            if found is None:  # misnumbered: a shown sentence sharing its words, if any
+                score, found = _closest_shown(view, parsed[0] - 1, claim_tokens)
+                found = found if score > 0 else None
             if found is None:
                 phantoms.append(sentence_handle(parsed[0] - 1, parsed[1]))
             elif found not in chosen:
@@ -244,14 +245,10 @@ def cite_handles(
             continue
         elif parsed is not None and 1 <= parsed[0] <= len(view.passages):
             passage = parsed[0] - 1
-        if passage is None or not view.passages[passage]:
+        best = None if passage is None else _closest_shown(view, passage, claim_tokens)[1]
+        if best is None:
             phantoms.append(text)
             continue
-        if claim_tokens is None:
-            claim_tokens = content_tokens(statement)
-        candidates = view.passages[passage]
-        best = max(candidates, key=lambda n: (overlap(claim_tokens, n.sentence.text),
-                                              -n.number))
         if best not in chosen:
             chosen.append(best)
     citations: list[Citation] = []
@@ -266,14 +263,17 @@ def cite_handles(
     return citations
 
 
-def _closest_shown(view: SentenceView, passage: int, statement: str) -> Numbered | None:
-    """The shown sentence of ``passage`` sharing most content words with ``statement``."""
+def _closest_shown(view: SentenceView, passage: int,
+                   claim_tokens: set[str]) -> tuple[float, Numbered | None]:
+    """(share, sentence): the shown sentence of ``passage`` sharing most of ``claim_tokens``.
+
+    The first one on a tie; (0, None) when the passage is out of range or shows nothing.
+    """
     if not 0 <= passage < len(view.passages) or not view.passages[passage]:
-        return None
-    tokens = content_tokens(statement)
-    scored = [(overlap(tokens, n.sentence.text), -n.number, n) for n in view.passages[passage]]
-    best = max(scored, key=lambda t: (t[0], t[1]))
-    return best[2] if best[0] > 0 else None
+        return 0.0, None
+    best = max(view.passages[passage],
+               key=lambda n: (overlap(claim_tokens, n.sentence.text), -n.number))
+    return overlap(claim_tokens, best.sentence.text), best
 
 
 def _runs(chosen: list[Numbered]) -> list[list[Numbered]]:
