@@ -69,6 +69,14 @@ class Context:
             "evidence in the other language 0.01); 0.26 is the stricter large-pool gate."
         },
     )
+    predicate_check: bool = field(
+        default=True,
+        metadata={
+            "description": "Abstain before any model call when a yes/no question's predicate "
+            "(\"carried in a cabin\", 「支給されますか」) is named by no retrieved passage in "
+            "the question's language: the sources speak of the subject only."
+        },
+    )
     answerability_check: Literal["auto", "on", "off"] = field(
         default="auto",
         metadata={

@@ -45,3 +45,12 @@ WRONG_LANGUAGE = {
           "出典の文はそのまま引用してかまいません（引用は資料の言語のままです）。",
 }
 """Detail of an ``answer_language`` finding: a statement not in the answer's language."""
+
+PREDICATE_ABSENT = {
+    "en": 'No retrieved passage speaks to what the question asks ("{terms}"); the sources are '
+          "about its subject only, so no model was called.",
+    "ja": "質問が尋ねていること（「{terms}」）について述べた箇所が検索結果にありません"
+          "（主題についての記述のみ）。モデルは呼び出していません。",
+}
+"""Detail of a ``predicate_absent`` finding: a yes/no question whose asked predicate no
+retrieved passage names (abstained before any model call)."""

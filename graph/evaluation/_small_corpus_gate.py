@@ -12,7 +12,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._small_corpus import (
@@ -63,6 +63,7 @@ def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
         clears_gate,
         is_same_language,
     )
+    from grounded_rag.verification.on_question import predicate_absent
 
     asked = detect_language(item.question)  # the graph gates on the detected language
     passes, best, same_gate, cross_gate = clears_gate(evidence, asked, threshold)
@@ -80,6 +81,8 @@ def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
         "other_language": round(cross, 4), "gate_score": round(score, 6), "kept": passes,
         "gate": same_gate,
         "gold_rank": rank if gold else None, "n_sections": n_sections, "k": len(evidence),
+        # the graph's second pre-model check (a yes/no predicate no passage names)
+        "predicate_absent": bool(predicate_absent(item.question, cast(Any, evidence))),
     }
     if item.qtype == CROSS:
         # An unrelated section in the question's own language ranked above the answering one
@@ -183,6 +186,11 @@ def gate_summary(records: list[dict[str, Any]], fitted: dict[str, float | None])
                             if fit is not None else None),
             "let_through_fitted": (m.rate(sum(r["gate_score"] >= fit for r in no), len(no))
                                    if fit is not None else None),
+            # of those the gate keeps, refused by the predicate check (no model call)
+            "predicate_absent_answerable": m.rate(
+                sum(r["kept"] and r.get("predicate_absent", False) for r in yes), len(yes)),
+            "predicate_absent_unanswerable": m.rate(
+                sum(r["kept"] and r.get("predicate_absent", False) for r in no), len(no)),
             "auroc": m.auroc([r["answerable"] for r in mine], [r["gate_score"] for r in mine])
             if yes and no else None,
         }

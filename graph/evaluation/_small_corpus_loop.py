@@ -15,8 +15,8 @@ from grounded_rag.evaluation import _metrics as m
 from grounded_rag.evaluation._small_corpus import Collection, SmallCorpusItem, report_rows
 
 REFUSAL_STAGES = (
-    "weak_evidence", "no_answer_in_sources", "generator_declined", "empty_answer",
-    "off_question",
+    "weak_evidence", "predicate_absent", "no_answer_in_sources", "generator_declined",
+    "empty_answer", "off_question",
     "citation_check", "claims_failed_verification", "rejected_by_reviewer", "other",
 )
 """Stages an abstention is attributed to, in the order the graph runs them."""
@@ -38,6 +38,8 @@ def refusal_stage(result: dict[str, Any]) -> str | None:
     attempts = int(result.get("attempts") or 0)
     if "weak_evidence" in findings:
         return "weak_evidence"
+    if "predicate_absent" in findings:
+        return "predicate_absent"
     if attempts == 0:
         return "no_answer_in_sources" if "no_answer_in_sources" in findings else "other"
     if "rejected_by_reviewer" in findings:

@@ -11,11 +11,13 @@ from grounded_rag.context import Context
 from grounded_rag.lang import detect_language
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import progress, timed
+from grounded_rag.prompts import addresses
 from grounded_rag.questions import check_length
 from grounded_rag.retrieval.calibration import clears_gate
 from grounded_rag.retrieval.hybrid import coverage_terms
 from grounded_rag.state import State
 from grounded_rag.types import Evidence, Finding
+from grounded_rag.verification.on_question import predicate_absent
 
 
 def retrieve_evidence(
@@ -55,6 +57,16 @@ def retrieve_evidence(
             f"{best:.4f} is below the abstain threshold {same_gate:g} ({cross_gate:g} for "
             "passages in the other language); no model was called.",
         })
+    if question and passes and not findings and settings.predicate_check:
+        absent = predicate_absent(question, evidence)
+        if absent:
+            words = addresses.TERMS_SEPARATOR["ja" if asked == "ja" else "en"].join(
+                dict.fromkeys(t.surface for t in absent))
+            findings.append({
+                "type": "predicate_absent", "severity": "critical", "claim_index": -1,
+                "detail": addresses.PREDICATE_ABSENT["ja" if asked == "ja" else "en"].format(
+                    terms=words),
+            })
     # Reset everything a previous run on the same thread may have left behind.
     return {
         "question": question, "language": language, "evidence": evidence,

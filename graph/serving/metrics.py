@@ -72,7 +72,7 @@ LATE_VERIFICATION = "deferred_resume"
 COST_BUCKETS = (0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
 
 _HALLUCINATION_KINDS = {"contradicted": "contradicted", "neutral": "unsupported"}
-_ABSTAIN_REASONS = ("empty_question", "weak_evidence", "no_answer_in_sources",
+_ABSTAIN_REASONS = ("empty_question", "weak_evidence", "predicate_absent", "no_answer_in_sources",
                     "rejected_by_reviewer", "phantom_source",
                     "malformed_output", "contradicted", "unsupported")
 

@@ -283,8 +283,9 @@ def check_claim(
     for d in cl_dates:
         if any(e.compatible(d) and e.shares_field(d) for e in ev_dates):
             continue
-        rival_dates = [e for e in ev_dates if e.shares_field(d)]
-        if rival_dates:
+        # A year that names an event ("the 2004 Siebel Open") is compared with nothing.
+        rival_dates = [e for e in ev_dates if e.shares_field(d) and not e.named]
+        if rival_dates and not d.named:
             best_d = max(rival_dates, key=lambda e: vctx[e.sentence])
             if vctx[best_d.sentence] > 0:
                 shown = best_d.text

@@ -78,11 +78,35 @@ def _lower_after(text: str, j: int) -> bool:
     return k < len(text) and text[k].islower()
 
 
+_OPENERS = frozenset(
+    "the a an this that these those it its he she they we i you there here his her their our "
+    "my your then but and so yet also however in on at for if when as".split())
+"""Words that open a new English sentence rather than continue a name ("Wow! This is")."""
+
+
+def _in_name(text: str, start: int, i: int, j: int) -> bool:
+    """True when the "!" at ``i`` is part of a name.
+
+    A lower-case word follows ("Drum! is", "Yahoo! was"), or a capitalised word that does
+    not open a sentence follows a capitalised word ("both Prevention and New! Magazine",
+    "New! Magazine is"); "Wow! This is new." and "It was great! Then" are two sentences.
+    """
+    if _lower_after(text, j):
+        return True
+    words = text[start:i].split()
+    nxt = text[j:].split(maxsplit=1)
+    if not words or not nxt or "\n" in text[j:len(text) - len(text[j:].lstrip())]:
+        return False
+    before, after = words[-1], nxt[0].strip("\"'")
+    # "Done! Really?": a word that itself ends a phrase is no name's second word
+    return (before[:1].isupper() and before.isalpha() and after[:1].isupper()
+            and after.isalpha() and after.lower() not in _OPENERS)
+
+
 def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
     """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences.
 
-    An English "!" followed by a lower-case word belongs to a name ("Drum! is a magazine",
-    "Yahoo! was founded"): the sentence goes on.
+    An English "!" inside a name does not end the sentence (``_in_name``).
     """
     out: list[Sentence] = []
     start = 0
@@ -109,7 +133,7 @@ def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
             if c in _JA_END or (
                 (j >= n or text[j].isspace())
                 and not (c == "." and _ABBREV.search(text[start : i + 1]))
-                and not (c == "!" and _lower_after(text, j))
+                and not (c == "!" and _in_name(text, start, i, j))
             ):
                 if not ascii_end or j >= n or text[j].isspace():
                     flush(j)

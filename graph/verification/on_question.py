@@ -325,3 +325,29 @@ def _compared_unnamed(
             if asked.missing_terms(group, texts) == group
             and not any(term.surface.lower() in flat for term in group)
             for term in group]
+
+
+def predicate_absent(question: str, evidence: Sequence[Evidence]) -> list[asked.Term]:
+    """The predicate words of a yes/no question when no retrieved passage speaks to them.
+
+    "Can the Aurora LX-3 be carried in an airplane cabin?" over a product sheet that never
+    mentions cabins or flights: an answer could only list true sentences about the product,
+    and a revision rewrites from the same passages. Judged by ``asked.addressed`` (half of
+    the terms, stemmed) over the passages' texts and titles in the question's language;
+    empty (no verdict) when the question is not yes/no, has no predicate words, or no
+    passage is in its language (the other language's words cannot be matched).
+    """
+    if not evidence or not asked.is_yes_no(question):
+        return []
+    from grounded_rag.lang import detect_language
+
+    language = detect_language(question)
+    same = [e for e in evidence if detect_language(e.get("text", "")) == language]
+    if not same:
+        return []
+    titles = [e.get("title", "").split(" > ")[0] for e in evidence]
+    terms = asked.asked_terms(question, titles)
+    texts = [t for e in same for t in (e.get("text", ""), e.get("title", ""))]
+    if asked.addressed(terms, texts):
+        return []
+    return asked.missing_terms(terms, texts)

@@ -125,6 +125,8 @@ _DATE_PATTERNS = [
     re.compile(rf"\b(?P<mn>{_MONTH_ALT})\.?,?\s+(?P<y>\d{{4}})\b", re.IGNORECASE),
     re.compile(r"(?<![\d.,$¥€£])\b(?P<y>1[5-9]\d\d|20\d\d)\b(?![.,]?\d)(?!\s?(?:%|年間|years?\b))"),
 ]
+_NAMED_YEAR = re.compile(r"(?<=[Tt]he )\d{4}\s+[A-Z]")
+"""A bare year that opens a name: "the 2004 Siebel Open", "The 1982 Georgia Bulldogs"."""
 _KANJI_DIGITS = {
     "〇": 0,
     "零": 0,
@@ -183,6 +185,9 @@ class DateValue:
     """The matched text."""
     sentence: int = -1
     """Index of the sentence it came from (evidence only)."""
+    named: bool = False
+    """A bare year that opens a name ("the 2004 Siebel Open"): it dates the thing named,
+    so it agrees with the same year elsewhere but is no rival to another date."""
 
     def compatible(self, other: DateValue) -> bool:
         """True when no field given by both differs."""
@@ -268,7 +273,9 @@ def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
             year = int(g["y"]) if g.get("y") else None
             if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
                 continue
-            found.append(DateValue(year, month, day, m.group(0).strip(), sentence))
+            named = (month is None and day is None
+                     and _NAMED_YEAR.match("".join(chars), m.start()) is not None)
+            found.append(DateValue(year, month, day, m.group(0).strip(), sentence, named))
             for i in range(m.start(), m.end()):
                 chars[i] = " "
     return found, "".join(chars)

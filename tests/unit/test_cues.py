@@ -329,3 +329,22 @@ def test_each_listed_value_is_matched_against_its_own_line():
               "men regret their career.")
     swapped = "Nearly half of women (47%) suffered from a mental illness compared to 40% of men."
     assert check_claim(swapped, survey, language="en").contradicted
+
+
+def test_a_year_in_an_event_name_is_not_a_date_to_compare():
+    # "the 2004 Siebel Open" names a tournament; the birth date in the evidence is no rival
+    evidence = "Andre Kirk Agassi (born April 29, 1970) is an American former tennis player."
+    report = check_claim("Andre Agassi was the defending champion of the 2004 Siebel Open.",
+                         evidence)
+    assert not any(c.kind == "date_mismatch" for c in report.cues), report.cues
+    # a year that dates something is still compared
+    assert check_claim("Andre Agassi was born in 1971.", evidence).contradicted
+    assert check_claim("In 1971 Agassi was born.", evidence).contradicted
+
+
+def test_a_year_that_names_the_evidence_event_agrees_with_the_same_year():
+    evidence = ("The 1982 Georgia Bulldogs football team represented the University of "
+                "Georgia. Vincent Joseph Dooley (born September 4, 1932) was the head coach.")
+    report = check_claim("The head coach of the Georgia Bulldogs in 1982 was Vince Dooley.",
+                         evidence)
+    assert not any(c.kind == "date_mismatch" for c in report.cues), report.cues

@@ -37,6 +37,12 @@ def test_an_exclamation_mark_inside_a_name_does_not_end_the_sentence():
     assert texts("Yahoo! is based in California. It was founded in 1994.") == [
         "Yahoo! is based in California.", "It was founded in 1994."]
     assert texts("Wow! This is new.") == ["Wow!", "This is new."]  # a capital: a new one
+    # a capital after a capitalised word inside the sentence: still a name
+    assert texts("Both Prevention and New! Magazine are British. It is weekly.") == [
+        "Both Prevention and New! Magazine are British.", "It is weekly."]
+    assert texts("It was great! Then it ended.") == ["It was great!", "Then it ended."]
+    assert texts("Gynaika is Greek. New! Magazine is British.") == [
+        "Gynaika is Greek.", "New! Magazine is British."]
     assert texts("Done!\nnext line") == ["Done!", "next line"]  # a new line always ends it
 
 

@@ -179,6 +179,13 @@ def test_gate_records_threshold_fit_and_report(tmp_path) -> None:
     assert rows[("ja", OTHER_TITLE)]["kept_current"] == 0.0
     summary = report["splits"][DEV]["summary"]["ja"]
     assert summary["let_through_fitted"] == 0.0 and summary["auroc"] == 1.0
+    # "An English section." names no yes/no question's predicate: the second pre-model check
+    yes_no = [r for r in records if r["type"] == "yes-no"]
+    assert yes_no and all(r["predicate_absent"] for r in yes_no)
+    assert not any(r["predicate_absent"] for r in records if r["type"] == "factoid")
+    en = [r for r in records if r["language"] == "en" and r["answerable"]]
+    assert report["splits"][DEV]["summary"]["en"]["predicate_absent_answerable"] == \
+        pytest.approx(sum(r["kept"] and r["predicate_absent"] for r in en) / len(en), abs=1e-4)
 
 
 def test_fit_threshold_keeps_98_percent() -> None:
@@ -197,6 +204,7 @@ def _result(status: str, findings: list[str], attempts: int, *, reason: str = ""
 def test_refusal_attribution_and_loop_report() -> None:
     assert refusal_stage(_result("answered", [], 1)) is None
     assert refusal_stage(_result("abstained", ["weak_evidence"], 0)) == "weak_evidence"
+    assert refusal_stage(_result("abstained", ["predicate_absent"], 0)) == "predicate_absent"
     assert refusal_stage(_result("abstained", ["no_answer_in_sources"], 0)) == \
         "no_answer_in_sources"
     assert refusal_stage(_result("abstained", [], 1, reason="generator_declined")) == \

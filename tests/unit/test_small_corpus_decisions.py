@@ -72,7 +72,33 @@ def test_nothing_in_the_store_is_about_it_abstains_before_any_model(retriever, q
     assert not clears_gate(retriever.retrieve(question, 6), language, None)[0]
 
 
-def test_a_yes_no_question_about_what_no_document_says_abstains(retriever):
+@pytest.mark.parametrize("question", ["Can the Aurora LX-3 be carried in an airplane cabin?",
+                                      "Is the Aurora LX-3 waterproof?"])
+def test_a_yes_no_question_about_what_no_document_says_abstains_before_any_model(
+        retriever, question):
+    model = ScriptedChatModel(script={"CitedAnswer": []})
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": question})
+    assert out["status"] == "abstained" and out["decided_by"] == "retrieval"
+    assert [f["type"] for f in out["findings"]] == ["predicate_absent"]
+    assert model.calls == [] and out["answer"] == "The sources do not say."
+
+
+@pytest.mark.parametrize("question", ["Is water damage covered by the warranty?",
+                                      "出張の宿泊費は支給されますか？"])
+def test_a_yes_no_question_whose_predicate_a_passage_names_reaches_the_model(
+        retriever, question):
+    reply = answer(("It is stated in the sources.", "aurora-lx3-en#sec4"))
+    model = ScriptedChatModel(script={"CitedAnswer": [reply]})
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": question}, context=Context(max_retries=0))
+    assert "predicate_absent" not in [f["type"] for f in out["findings"]]
+    assert model.calls  # the generator was asked
+
+
+def test_without_the_predicate_check_an_answer_that_ignores_the_question_abstains(retriever):
     unrelated = answer(
         ("The Aurora LX-3 carries a 24-month limited warranty.", "aurora-lx3-en#sec4"),
         ("A full charge powers a typical laptop for about 9 hours.", "aurora-lx3-en#sec3"))
@@ -81,7 +107,7 @@ def test_a_yes_no_question_about_what_no_document_says_abstains(retriever):
     graph = build_graph(retriever=retriever, generator=model, extractor="rules",
                         verifier=verifier)
     out = graph.invoke({"question": "Can the Aurora LX-3 be carried in an airplane cabin?"},
-                       context=Context(max_retries=1))
+                       context=Context(max_retries=1, predicate_check=False))
     assert out["status"] == "abstained" and out["decided_by"] == "off_question"
     assert out["answer"] == "The sources do not say."
 
