@@ -7,11 +7,14 @@ from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
 from grounded_rag import nodes
+from grounded_rag._on_loop import on_loop
 from grounded_rag.context import Context
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.routing import (
@@ -43,34 +46,57 @@ def build_builder(
                         verifier=verifier, answerability=answerability)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState,
                          output_schema=OutputState)
+
+    def node(name: str, func: Any, **on_loop_kwargs: Any) -> None:
+        builder.add_node(name, on_loop(func, name=name, **on_loop_kwargs))
+
+    def route(source: str, router: Any) -> None:
+        builder.add_conditional_edges(source, on_loop(router, trace=True))
+
     # Nodes that need models or the store get the injected parts bound; the rest are plain.
+    # The store, the models and the judges run in worker threads in async runs; the pure
+    # checks and the routers run on the event loop (graph/_on_loop.py).
     builder.add_node("retrieve_evidence", partial(nodes.retrieve_evidence, parts=parts))
-    builder.add_node("assess_answerability", partial(nodes.assess_answerability, parts=parts))
+    node("assess_answerability", partial(nodes.assess_answerability, parts=parts),
+         in_thread_if=partial(_judges_answerability, parts))
     builder.add_node("generate_answer", partial(nodes.generate_answer, parts=parts))
-    builder.add_node("check_citations", partial(nodes.check_citations, parts=parts))
-    builder.add_node("extract_claims", partial(nodes.extract_claims, parts=parts))
+    node("check_citations", partial(nodes.check_citations, parts=parts))
+    node("extract_claims", partial(nodes.extract_claims, parts=parts),
+         in_thread_if=partial(_extracts_with_model, parts))
     builder.add_node("verify_claims", partial(nodes.verify_claims, parts=parts))
-    builder.add_node("prepare_feedback", nodes.prepare_feedback)
+    node("prepare_feedback", nodes.prepare_feedback)
     builder.add_node("revise_answer", partial(nodes.revise_answer, parts=parts))
-    builder.add_node("finalize_answer", partial(nodes.finalize_answer, parts=parts))
+    node("finalize_answer", partial(nodes.finalize_answer, parts=parts))
     builder.add_node("verify_after_answer", partial(nodes.verify_after_answer, parts=parts))
-    builder.add_node("review_answer", nodes.review_answer)
-    builder.add_node("abstain_answer", nodes.abstain_answer)
+    node("review_answer", nodes.review_answer)
+    node("abstain_answer", nodes.abstain_answer)
 
     builder.add_edge(START, "retrieve_evidence")
-    builder.add_conditional_edges("retrieve_evidence", route_after_retrieve)
-    builder.add_conditional_edges("assess_answerability", route_after_assess)
-    builder.add_conditional_edges("generate_answer", route_after_generate)
+    route("retrieve_evidence", route_after_retrieve)
+    route("assess_answerability", route_after_assess)
+    route("generate_answer", route_after_generate)
     builder.add_edge("check_citations", "extract_claims")
     builder.add_edge("extract_claims", "verify_claims")
-    builder.add_conditional_edges("verify_claims", route_after_verify)
+    route("verify_claims", route_after_verify)
     builder.add_edge("prepare_feedback", "revise_answer")
-    builder.add_conditional_edges("revise_answer", route_after_generate)
-    builder.add_conditional_edges("finalize_answer", route_after_finalize)
-    builder.add_conditional_edges("verify_after_answer", route_after_deferred)
-    builder.add_conditional_edges("review_answer", route_after_review)
+    route("revise_answer", route_after_generate)
+    route("finalize_answer", route_after_finalize)
+    route("verify_after_answer", route_after_deferred)
+    route("review_answer", route_after_review)
     builder.add_edge("abstain_answer", END)
     return builder
+
+
+def _judges_answerability(parts: nodes.Parts, state: State, config: RunnableConfig,
+                          runtime: Runtime[Context]) -> bool:
+    """Whether this run's answerability check calls a judge (a model): then in a thread."""
+    return parts.wants_answerability(parts.settings(runtime, config))
+
+
+def _extracts_with_model(parts: nodes.Parts, state: State, config: RunnableConfig,
+                         runtime: Runtime[Context]) -> bool:
+    """Whether this run's claims are split by a model: then in a thread."""
+    return parts.extracts_with_model(parts.settings(runtime, config))
 
 
 def build_graph(

@@ -83,24 +83,37 @@ class Parts:
             return getattr(self.generator, "_llm_type", "") == LOCAL_LLM_TYPE
         return is_local_spec(self.generator_spec(settings))
 
-    def answerability_judge(self, settings: Context) -> AnswerabilityJudge | None:
-        """The answerability judge the ``answerability_check`` setting asks for, or None."""
+    def wants_answerability(self, settings: Context) -> bool:
+        """Whether the settings ask for an answerability judge (nothing is resolved)."""
         mode = settings.answerability_check
         if mode == "off":
+            return False
+        if self.answerability is not None:
+            return True
+        return mode != "auto" or self.generator_is_local(settings)
+
+    def answerability_judge(self, settings: Context) -> AnswerabilityJudge | None:
+        """The answerability judge the ``answerability_check`` setting asks for, or None."""
+        if not self.wants_answerability(settings):
             return None
         if self.answerability is not None:
             return self.answerability
-        if mode == "auto" and not self.generator_is_local(settings):
-            return None
         return resolve_answerability(self.generator_spec(settings))
+
+    def extracts_with_model(self, settings: Context) -> bool:
+        """Whether claims are split by a model, not the sentence rules (nothing is resolved)."""
+        choice = self.extractor if self.extractor is not None else settings.extractor_model
+        if isinstance(choice, str) and choice == "rules":
+            return False
+        if choice is None or (isinstance(choice, str) and choice in ("auto", "")):
+            return self.generator is not None or not is_local_spec(self.generator_spec(settings))
+        return True
 
     def claim_extractor(self, settings: Context) -> BaseChatModel | None:
         """The model that splits statements into claims, or None for the sentence rules."""
-        choice = self.extractor if self.extractor is not None else settings.extractor_model
-        if choice == "rules":
+        if not self.extracts_with_model(settings):
             return None
-        if choice in ("auto", "", None):
-            if self.generator is None and is_local_spec(self.generator_spec(settings)):
-                return None
+        choice = self.extractor if self.extractor is not None else settings.extractor_model
+        if choice is None or (isinstance(choice, str) and choice in ("auto", "")):
             return self.chat_model(settings)
         return resolve_chat_model(choice)

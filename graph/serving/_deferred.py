@@ -238,7 +238,14 @@ class DeferredVerifications:
 
 
 class _StartWhenPaused(BaseCallbackHandler):
-    """Starts a thread's deferred verification when its run (the root chain) ends."""
+    """Starts a thread's deferred verification when its run (the root chain) ends.
+
+    Called inline: what it does is thread-safe and instant, and an async run would otherwise
+    hand each of its callback events (every node's and router's start and end, no-ops
+    here) to a worker thread and back.
+    """
+
+    run_inline = True
 
     def __init__(self, manager: DeferredVerifications, thread_id: str) -> None:
         self.manager = manager

@@ -43,6 +43,7 @@ from grounded_rag.serving.checkpoints import (
     default_checkpoint_path,
     default_checkpointer,
     open_checkpointer,
+    skip_new_thread_reads,
 )
 from grounded_rag.serving.checks import (
     DEFAULT_MAX_QUESTION_CHARS,
@@ -138,7 +139,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_checkpointer(checkpointer, store_dir=store_dir) as saver:
-            served_graph.checkpointer = saver
+            served_graph.checkpointer = skip_new_thread_reads(saver)
             log.info("serving %s with a %s checkpointer", served_graph.name,
                      checkpointer_kind(checkpointer))
             served.deferred.loop = asyncio.get_running_loop()

@@ -10,11 +10,49 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["checkpointer_kind", "database_errors", "default_checkpoint_path",
-           "default_checkpointer", "open_checkpointer"]
+__all__ = ["NEW_THREAD", "checkpointer_kind", "database_errors", "default_checkpoint_path",
+           "default_checkpointer", "is_new_thread", "open_checkpointer",
+           "skip_new_thread_reads"]
 
 CHECKPOINT_FILE = "serving-checkpoints.sqlite"
 """The SQLite checkpointer's file in a store directory."""
+
+
+NEW_THREAD = "__grounded_rag_new_thread"
+"""A run's ``configurable`` flag: the server has just made up its thread id (the client sent
+none), so no checkpoint of it can exist. Keys starting with ``__`` are never written to
+checkpoint metadata, and a client cannot send it (unknown settings are refused)."""
+
+
+def is_new_thread(config: Any) -> bool:
+    """Whether ``config`` reads the latest checkpoint of a thread the server has just made up."""
+    configurable = (config or {}).get("configurable") or {}
+    return bool(configurable.get(NEW_THREAD) and not configurable.get("checkpoint_id")
+                and not configurable.get("checkpoint_ns"))
+
+
+def skip_new_thread_reads(saver: BaseCheckpointSaver) -> BaseCheckpointSaver:
+    """Have ``saver`` answer a run's first read of a new thread (:data:`NEW_THREAD`) itself.
+
+    A run starts by reading its thread's latest checkpoint. For a thread id the server has
+    just made up there is none: that read is a database round trip (two with the pool's
+    connection check) for nothing. ``saver`` is changed in place (its ``get_tuple`` and
+    ``aget_tuple``); every other read, and every write, goes to the database as before.
+    """
+    if getattr(saver, "_skips_new_thread_reads", False):
+        return saver
+    read, aread = saver.get_tuple, saver.aget_tuple
+
+    def get_tuple(config: Any) -> Any:
+        return None if is_new_thread(config) else read(config)
+
+    async def aget_tuple(config: Any) -> Any:
+        return None if is_new_thread(config) else await aread(config)
+
+    saver.get_tuple = get_tuple  # type: ignore[method-assign]
+    saver.aget_tuple = aget_tuple  # type: ignore[method-assign]
+    saver._skips_new_thread_reads = True  # type: ignore[attr-defined]
+    return saver
 
 
 def _is_url(spec: str) -> bool:

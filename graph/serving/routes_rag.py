@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, StrictStr
 
 from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import is_deferred, mark_deferred
+from grounded_rag.serving.checkpoints import NEW_THREAD
 from grounded_rag.serving.checks import (
     THREAD_ID_MAX,
     check_question,
@@ -25,9 +26,18 @@ from grounded_rag.serving.checks import (
     check_settings,
 )
 from grounded_rag.serving.limits import _replay
-from grounded_rag.serving.served import Served, current_answer, run_result
+from grounded_rag.serving.served import (
+    Served,
+    current_answer,
+    finished_result,
+    run_result,
+    stream_keys,
+)
 
 log = logging.getLogger(__name__)
+
+INTERRUPT = "__interrupt__"
+"""The key of a run's pause in LangGraph's streamed values (with what the pause asks)."""
 
 __all__ = ["AskRequest", "RagRequestChecks", "ThreadIdHeader", "register_ask_stream",
            "register_langserve"]
@@ -56,6 +66,7 @@ def register_langserve(app: FastAPI, served: Served) -> None:
         configurable = layer_settings(served.settings, sent)
         if "thread_id" not in configurable and not request.scope["path"].endswith("/batch"):
             configurable["thread_id"] = str(uuid.uuid4())
+            configurable[NEW_THREAD] = True
         if "thread_id" in configurable:
             request.state.thread_ids = [*getattr(request.state, "thread_ids", []),
                                         configurable["thread_id"]]
@@ -68,7 +79,7 @@ def register_langserve(app: FastAPI, served: Served) -> None:
         thread_id = (config.get("configurable") or {}).get("thread_id")
         if not thread_id:
             thread_id = str(uuid.uuid4())
-            extra["configurable"] = {"thread_id": thread_id}
+            extra["configurable"] = {"thread_id": thread_id, NEW_THREAD: True}
         if is_deferred(config):
             # Verify in the background once the run has returned its answer.
             callbacks.append(served.deferred.observer(thread_id))
@@ -85,6 +96,7 @@ def register_langserve(app: FastAPI, served: Served) -> None:
 def register_ask_stream(app: FastAPI, served: Served) -> None:
     """``POST /ask/stream``: the page's endpoint, Server-Sent Events of one run."""
     served_graph = served.graph
+    keys = stream_keys(served_graph)
 
     @app.post("/ask/stream", tags=["ask"])
     async def ask_stream(body: AskRequest) -> Response:
@@ -100,21 +112,28 @@ def register_ask_stream(app: FastAPI, served: Served) -> None:
                                   served.max_question_chars)
         settings = check_settings(body.settings, ["body", "settings"])
         thread_id = body.thread_id or str(uuid.uuid4())
-        config = served.config(settings, thread_id)
+        config = served.config(settings, thread_id, new_thread=body.thread_id is None)
 
         async def events() -> AsyncIterator[dict[str, str]]:
             yield _sse("start", {"thread_id": thread_id, "question": question})
             last: Any = {}
+            paused = False
             try:
                 async for mode, chunk in served_graph.astream(
                     {"question": question}, config, stream_mode=["custom", "values"],
-                    durability=served.durability,
+                    durability=served.durability, output_keys=keys,
                 ):
                     if mode == "custom":
                         yield _sse("progress", chunk)
+                    elif isinstance(chunk, dict) and INTERRUPT in chunk:
+                        paused = True  # for a reviewer or a deferred verification
+                        last = {k: v for k, v in chunk.items() if k != INTERRUPT}
                     else:
                         last = chunk
-                result = await run_result(served_graph, thread_id, last)
+                # A run that ended is all in its streamed values; where a run paused (for
+                # whom) is in its checkpoint.
+                result = (finished_result(thread_id, last) if keys and not paused
+                          else await run_result(served_graph, thread_id, last))
                 yield _sse("result", result)
                 if result.get("verification") == "pending":
                     await served.deferred.wait(thread_id)

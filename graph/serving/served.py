@@ -12,11 +12,12 @@ from langgraph.pregel import Pregel
 
 from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import DeferredVerifications, mark_deferred
+from grounded_rag.serving.checkpoints import NEW_THREAD
 from grounded_rag.serving.metrics import RagMetrics
 
 __all__ = ["DEFAULT_DURABILITY", "Durability", "OUTPUT_KEYS", "Served", "check_durability",
-           "compile_graph", "current_answer", "is_pending_review", "pending_review",
-           "run_result"]
+           "compile_graph", "current_answer", "finished_result", "is_pending_review",
+           "pending_review", "run_result", "stream_keys"]
 
 Durability = Literal["exit", "async", "sync"]
 """LangGraph's durability modes: when a run's checkpoints are written."""
@@ -59,9 +60,15 @@ class Served:
         self.deferred = DeferredVerifications(graph, self.config, metrics=metrics,
                                               durability=self.durability)
 
-    def config(self, settings: Mapping[str, Any], thread_id: str) -> RunnableConfig:
-        """A run's config: server settings under the request's, the thread, metrics."""
+    def config(self, settings: Mapping[str, Any], thread_id: str, *,
+               new_thread: bool = False) -> RunnableConfig:
+        """A run's config: server settings under the request's, the thread, metrics.
+
+        ``new_thread``: the server has just made ``thread_id`` up (nothing to read back).
+        """
         configurable = {**layer_settings(self.settings, settings), "thread_id": thread_id}
+        if new_thread:
+            configurable[NEW_THREAD] = True
         return mark_deferred({"configurable": configurable,
                               "callbacks": [self.metrics.observer()]})
 
@@ -94,8 +101,31 @@ async def pending_review(graph: Pregel, thread_id: str) -> dict[str, Any] | None
             "interrupt_id": snapshot.interrupts[0].id, **payload}
 
 
+def stream_keys(graph: Pregel) -> list[str] | None:
+    """The channels a streamed run's ``values`` should carry: the output's and ``review``.
+
+    With them a finished run's result needs no read of its checkpoint
+    (:func:`finished_result`); ``None`` when the graph has no ``review`` channel.
+    """
+    keys = graph.output_channels
+    if isinstance(keys, str) or "review" not in graph.channels:
+        return None
+    return [*keys, "review"] if "review" not in keys else list(keys)
+
+
+def finished_result(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`run_result` of a run that ended without pausing, from its last streamed values.
+
+    Streamed with :func:`stream_keys`, they are what its checkpoint holds: nothing to read.
+    """
+    out: dict[str, Any] = {k: values[k] for k in OUTPUT_KEYS if k in values}
+    out["thread_id"] = thread_id
+    out["review"] = {"pending": False, **dict(values.get("review") or {})}
+    return out
+
+
 async def run_result(graph: Pregel, thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The output contract plus the thread id and review status."""
+    """The output contract plus the thread id and review status (read from the checkpoint)."""
     out: dict[str, Any] = {k: values[k] for k in OUTPUT_KEYS if k in values}
     out["thread_id"] = thread_id
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
