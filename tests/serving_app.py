@@ -40,8 +40,10 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from grounded_rag import build_graph
 from tests.fakes import ScriptedVerifier, evidence
 
+# No answer below copies a whole sentence of it: each claim reaches the (slowed) judge.
 SPEC = evidence("x100-spec#sec2", "Battery: The X100 battery lasts up to 10 hours on a single "
-                "charge. Charging takes 2 hours.", title="X100 spec sheet > Battery")
+                "charge. Charging takes 2 hours with the supplied adapter.",
+                title="X100 spec sheet > Battery")
 POLICY = evidence("travel-policy#sec3", "Taxi fares are reimbursed only after 22:00 or when "
                   "carrying equipment over 10 kg.", relevance=0.7,
                   title="Travel policy > Taxis")
@@ -67,7 +69,7 @@ class QuestionRetriever:
         match = _ITEM.search(query)
         if match:
             n = match.group(1)
-            return [evidence(f"items#sec{n}", f"Item {n} weighs {n} kg. It is blue.",
+            return [evidence(f"items#sec{n}", f"Item {n} weighs {n} kg, boxed. It is blue.",
                              title=f"Item catalogue > Item {n}")][:k]
         return [SPEC, POLICY][:k]
 

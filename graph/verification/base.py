@@ -35,8 +35,9 @@ class ClaimVerdict(TypedDict):
     support: float
     """Support score in [0, 1]."""
     judge: NotRequired[str]
-    """Which judge decided: ``head`` (trained head), ``logit`` (P(Yes) alone), absent for
-    API judges and deterministic cues."""
+    """Which judge decided: ``head`` (trained head), ``logit`` (P(Yes) alone), ``copy`` (the
+    claim is a whole source sentence: no model), absent for API judges and deterministic
+    cues."""
     truncated: NotRequired[bool]
     """True when the evidence had to be cut to fit the judge's context."""
 

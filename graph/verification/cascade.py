@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier, statement_of
 from grounded_rag.verification.cues import CueReport, check_claim
-from grounded_rag.verification.evidence import SelectedEvidence, select_evidence
+from grounded_rag.verification.evidence import (
+    SelectedEvidence,
+    normalize,
+    select_evidence,
+    split_sentences,
+)
 
 _NO_EVIDENCE = {
     "en": "No evidence was provided for this claim.",
@@ -176,7 +181,38 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
             support=0.0,
         )
         return PreparedClaim(selected, report, verdict, None)
+    copied = copied_sentence(claim["text"], evidence)
+    if copied:
+        # A sentence of the source, word for word: it says what the source says.
+        verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=copied,
+                               support=1.0, judge="copy")
+        return PreparedClaim(selected, report, verdict, None)
     return PreparedClaim(selected, report, None, _narrowed(claim, selected))
+
+
+COPY_MIN_CHARS = 12
+"""Shorter sentences ("はい。", "Yes.") are never taken as copies: the model judges them."""
+
+
+def copied_sentence(text: str, evidence: list[Evidence]) -> str:
+    """The evidence sentence ``text`` repeats whole (NFKC, spacing and the final stop aside).
+
+    Empty when there is none or the claim is shorter than ``COPY_MIN_CHARS``. A claim that
+    is a whole source sentence is entailed by it, so the cascade settles it without the
+    model; a fragment of one (a clause cut from its condition) is still judged.
+    """
+    key = _copy_key(text)
+    if len(key) < COPY_MIN_CHARS:
+        return ""
+    for e in evidence:
+        for sentence in split_sentences(e["text"]):
+            if _copy_key(sentence.text) == key:
+                return sentence.text
+    return ""
+
+
+def _copy_key(text: str) -> str:
+    return " ".join(normalize(text).split()).rstrip("。．.!！ ")
 
 
 def _narrowed(claim: ClaimToCheck, selected: SelectedEvidence) -> ClaimToCheck:

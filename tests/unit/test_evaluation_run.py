@@ -235,8 +235,8 @@ def test_answer_task_on_a_squad_style_set(tmp_path: Path) -> None:
         # q1: a phantom source first, then a revision with a real, verbatim citation.
         answer(("川は港で海に注ぐ。", "ghost#sec0")),
         answer(("川は港で海に注ぐ。", "river:0#sec0")),
-        # q2: right first time.
-        answer(("時計塔は駅の前に立っている。", "tower:0#sec0")),
+        # q2: right first time (not a copy of the passage's sentence: the judge reads it).
+        answer(("その時計塔は駅の前に立っている。", "tower:0#sec0")),
     ]})
     verifier = ScriptedVerifier()
     report = run_eval(squad(tmp_path), generator=generator, verifier=verifier,

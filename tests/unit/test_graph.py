@@ -416,15 +416,15 @@ def test_model_extractor_splits_and_keeps_language():
         "CitedAnswer": [two],
         "ExtractedClaims": [{"claims": [
             {"statement": 0, "text": "The battery lasts up to 10 hours."},
-            {"statement": 0, "text": "Charging takes 2 hours."}]}],
+            {"statement": 0, "text": "Charging needs 2 hours."}]}],
     })
     verifier = ScriptedVerifier()
     graph = build_graph(retriever=StaticRetriever([SPEC_EN]), generator=model,
                         verifier=verifier)
     out = graph.invoke({"question": "Battery?"})
     assert [c["text"] for c in out["claims"]] == ["The battery lasts up to 10 hours.",
-                                                  "Charging takes 2 hours."]
-    assert verifier.calls == [["The battery lasts up to 10 hours.", "Charging takes 2 hours."]]
+                                                  "Charging needs 2 hours."]
+    assert verifier.calls == [["The battery lasts up to 10 hours.", "Charging needs 2 hours."]]
     assert out["answer"].endswith("[1].")
 
 
@@ -457,7 +457,7 @@ def test_chat_model_as_verifier_batches_all_claims_in_one_call():
 
 def test_verify_mode_batch_is_one_call_parallel_is_one_per_claim():
     three = answer(("The battery lasts up to 10 hours.", "spec#sec2"),
-                   ("Charging takes 2 hours.", "spec#sec2"),
+                   ("Charging needs 2 hours.", "spec#sec2"),  # not a copy: judged
                    ("It is the X100.", "spec#sec2"))
     for mode, calls in (("batch", 1), ("parallel", 3)):
         graph, _, _, verifier = make({"CitedAnswer": [three]})

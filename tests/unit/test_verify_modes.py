@@ -219,7 +219,7 @@ def test_a_new_question_on_the_thread_resets_the_verification_fields():
 
 
 def test_verify_execution_parallel_and_the_legacy_verify_mode_value():
-    three = answer(RISKY, PLAIN, ("Charging takes 2 hours.", "spec#sec2"))
+    three = answer(RISKY, PLAIN, ("Charging needs 2 hours.", "spec#sec2"))  # not a copy
     for settings, calls in (({"verify_execution": "parallel"}, 3),
                             ({"verify_mode": "parallel"}, 3),
                             ({"verify_mode": "batch"}, 1),
