@@ -143,3 +143,32 @@ def test_questions_without_content_or_in_a_third_language_get_a_clear_outcome(re
     assert out["decided_by"] and out["findings"]
     if question == "それは？":  # nothing to look for: refused before retrieval and the model
         assert out["findings"][0]["type"] == "no_content_words" and model.calls == []
+
+
+@pytest.fixture(scope="module")
+def one_section():
+    from grounded_rag.retrieval.embeddings import default_embeddings
+    from grounded_rag.retrieval.memory import InMemoryRetriever
+
+    text = ("# Aurora LX-3\n\nThe Aurora LX-3 power bank weighs 410 grams and holds "
+            "20,000 mAh.\n")
+    return InMemoryRetriever([{"id": "lx3", "title": "Aurora LX-3", "text": text}],
+                             embeddings=default_embeddings())
+
+
+@pytest.mark.parametrize(("question", "outcome", "finding"), [
+    ("How much does the Aurora LX-3 weigh?", "answered", None),
+    ("What is the capital of France?", "abstained", "weak_evidence"),
+    ("Is the Aurora LX-3 waterproof?", "abstained", "predicate_absent"),
+])
+def test_a_store_with_one_section_gets_a_clear_outcome(one_section, question, outcome, finding):
+    reply = answer(("The Aurora LX-3 weighs 410 grams.", "S1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [reply]})
+    graph = build_graph(retriever=one_section, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    out = graph.invoke({"question": question})
+    assert out["status"] == outcome, out["findings"]
+    if finding:  # refused before any model call, with the reason
+        assert [f["type"] for f in out["findings"]] == [finding] and model.calls == []
+    else:
+        assert "410 grams" in out["answer"] and out["claims"][0]["verdict"] == "supported"
