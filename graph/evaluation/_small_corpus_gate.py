@@ -82,7 +82,7 @@ def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
         "gate": same_gate,
         "gold_rank": rank if gold else None, "n_sections": n_sections, "k": len(evidence),
         # the graph's second pre-model check (a yes/no predicate no passage names)
-        "predicate_absent": bool(predicate_absent(item.question, cast(Any, evidence))),
+        "predicate_absent": bool(predicate_absent(item.question, cast(Any, evidence), asked)),
     }
     if item.qtype == CROSS:
         # An unrelated section in the question's own language ranked above the answering one

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -100,20 +101,21 @@ class Parts:
             return self.answerability
         return resolve_answerability(self.generator_spec(settings))
 
+    def _extractor_choice(self, settings: Context) -> Any:
+        """The extractor asked for: a model, a spec, ``rules``, or None for ``auto``."""
+        choice = self.extractor if self.extractor is not None else settings.extractor_model
+        return None if isinstance(choice, str) and choice in ("auto", "") else choice
+
     def extracts_with_model(self, settings: Context) -> bool:
         """Whether claims are split by a model, not the sentence rules (nothing is resolved)."""
-        choice = self.extractor if self.extractor is not None else settings.extractor_model
-        if isinstance(choice, str) and choice == "rules":
-            return False
-        if choice is None or (isinstance(choice, str) and choice in ("auto", "")):
+        choice = self._extractor_choice(settings)
+        if choice is None:  # auto: the rules with the offline local model
             return self.generator is not None or not is_local_spec(self.generator_spec(settings))
-        return True
+        return not (isinstance(choice, str) and choice == "rules")
 
     def claim_extractor(self, settings: Context) -> BaseChatModel | None:
         """The model that splits statements into claims, or None for the sentence rules."""
         if not self.extracts_with_model(settings):
             return None
-        choice = self.extractor if self.extractor is not None else settings.extractor_model
-        if choice is None or (isinstance(choice, str) and choice in ("auto", "")):
-            return self.chat_model(settings)
-        return resolve_chat_model(choice)
+        choice = self._extractor_choice(settings)
+        return self.chat_model(settings) if choice is None else resolve_chat_model(choice)

@@ -58,14 +58,13 @@ def retrieve_evidence(
             "passages in the other language); no model was called.",
         })
     if question and passes and not findings and settings.predicate_check:
-        absent = predicate_absent(question, evidence)
+        absent = predicate_absent(question, evidence, asked)
         if absent:
-            words = addresses.TERMS_SEPARATOR["ja" if asked == "ja" else "en"].join(
-                dict.fromkeys(t.surface for t in absent))
+            key = "ja" if asked == "ja" else "en"
+            words = addresses.TERMS_SEPARATOR[key].join(dict.fromkeys(t.surface for t in absent))
             findings.append({
                 "type": "predicate_absent", "severity": "critical", "claim_index": -1,
-                "detail": addresses.PREDICATE_ABSENT["ja" if asked == "ja" else "en"].format(
-                    terms=words),
+                "detail": addresses.PREDICATE_ABSENT[key].format(terms=words),
             })
     # Reset everything a previous run on the same thread may have left behind.
     return {

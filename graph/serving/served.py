@@ -118,16 +118,19 @@ def finished_result(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]
 
     Streamed with :func:`stream_keys`, they are what its checkpoint holds: nothing to read.
     """
-    out: dict[str, Any] = {k: values[k] for k in OUTPUT_KEYS if k in values}
-    out["thread_id"] = thread_id
+    out = _contract(thread_id, values)
     out["review"] = {"pending": False, **dict(values.get("review") or {})}
     return out
 
 
+def _contract(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The output contract's fields of ``values``, with the thread id."""
+    return {**{k: values[k] for k in OUTPUT_KEYS if k in values}, "thread_id": thread_id}
+
+
 async def run_result(graph: Pregel, thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The output contract plus the thread id and review status (read from the checkpoint)."""
-    out: dict[str, Any] = {k: values[k] for k in OUTPUT_KEYS if k in values}
-    out["thread_id"] = thread_id
+    out = _contract(thread_id, values)
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
     if is_pending_review(snapshot):
         out["review"] = {"pending": True, **dict(snapshot.interrupts[0].value)}

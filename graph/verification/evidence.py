@@ -70,12 +70,15 @@ def normalize(text: str) -> str:
     return re.sub(r"[ \t\u3000]+", " ", unicodedata.normalize("NFKC", text))
 
 
-def _lower_after(text: str, j: int) -> bool:
-    """True when the next word on the line after position ``j`` starts in lower case."""
+def _next_word(text: str, j: int) -> str:
+    """The word after position ``j`` on the same line ("" at a line's end)."""
     k = j
     while k < len(text) and text[k] in " \t":
         k += 1
-    return k < len(text) and text[k].islower()
+    end = k
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[k:end]
 
 
 _OPENERS = frozenset(
@@ -91,13 +94,13 @@ def _in_name(text: str, start: int, i: int, j: int) -> bool:
     not open a sentence follows a capitalised word ("both Prevention and New! Magazine",
     "New! Magazine is"); "Wow! This is new." and "It was great! Then" are two sentences.
     """
-    if _lower_after(text, j):
+    after = _next_word(text, j)
+    if after[:1].islower():
         return True
     words = text[start:i].split()
-    nxt = text[j:].split(maxsplit=1)
-    if not words or not nxt or "\n" in text[j:len(text) - len(text[j:].lstrip())]:
+    if not words or not after:
         return False
-    before, after = words[-1], nxt[0].strip("\"'")
+    before, after = words[-1], after.strip("\"'")
     # "Done! Really?": a word that itself ends a phrase is no name's second word
     return (before[:1].isupper() and before.isalpha() and after[:1].isupper()
             and after.isalpha() and after.lower() not in _OPENERS)

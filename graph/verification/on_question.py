@@ -327,7 +327,8 @@ def _compared_unnamed(
             for term in group]
 
 
-def predicate_absent(question: str, evidence: Sequence[Evidence]) -> list[asked.Term]:
+def predicate_absent(question: str, evidence: Sequence[Evidence],
+                     language: str) -> list[asked.Term]:
     """The predicate words of a yes/no question when no retrieved passage speaks to them.
 
     "Can the Aurora LX-3 be carried in an airplane cabin?" over a product sheet that never
@@ -336,13 +337,13 @@ def predicate_absent(question: str, evidence: Sequence[Evidence]) -> list[asked.
     the terms, stemmed) over the passages' texts and titles in the question's language;
     empty (no verdict) when the question is not yes/no, has no predicate words, or no
     passage is in its language (the other language's words cannot be matched).
+    ``language``: the question's, as the relevance gate detected it.
     """
     if not evidence or not asked.is_yes_no(question):
         return []
-    from grounded_rag.lang import detect_language
+    from grounded_rag.retrieval.calibration import is_same_language
 
-    language = detect_language(question)
-    same = [e for e in evidence if detect_language(e.get("text", "")) == language]
+    same = [e for e in evidence if is_same_language(e, language)]
     if not same:
         return []
     titles = [e.get("title", "").split(" > ")[0] for e in evidence]

@@ -274,7 +274,7 @@ def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
             if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
                 continue
             named = (month is None and day is None
-                     and _NAMED_YEAR.match("".join(chars), m.start()) is not None)
+                     and _NAMED_YEAR.match(m.string, m.start()) is not None)
             found.append(DateValue(year, month, day, m.group(0).strip(), sentence, named))
             for i in range(m.start(), m.end()):
                 chars[i] = " "
