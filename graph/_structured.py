@@ -138,12 +138,13 @@ def forget_learned() -> None:
 
 
 def _structured_runnable(model: BaseChatModel, schema: type[BaseModel],
-                         method: str = "json_schema") -> Any:
+                         method: str = "json_schema", include_raw: bool = False) -> Any:
+    raw = {"include_raw": True} if include_raw else {}
     try:
-        return model.with_structured_output(schema, method=method)  # type: ignore[arg-type]
+        return model.with_structured_output(schema, method=method, **raw)  # type: ignore[arg-type]
     except (TypeError, ValueError, NotImplementedError):
         # Some chat models (and the local one) only take the default method.
-        return model.with_structured_output(schema)
+        return model.with_structured_output(schema, **raw)
 
 
 def invoke_structured(
@@ -173,16 +174,18 @@ def invoke_structured_raw(
     """:func:`invoke_structured`, also returning the raw reply message when ``raw`` is set.
 
     The raw reply carries what the parsed object drops (the local model's
-    ``response_metadata["choices"]`` scores, token usage). Only ask for it from models whose
-    ``with_structured_output`` takes ``include_raw`` (the local one and LangChain's chat
-    models do).
+    ``response_metadata["choices"]`` scores, ``logprobs``, token usage). Only ask for it from
+    models whose ``with_structured_output`` takes ``include_raw`` (the local one and
+    LangChain's chat models do); on an OpenAI-compatible server it is the ladder's reply.
     """
     forced = _forced_method()
-    if not raw and server_of(model) is not None:
-        return _invoke_on_server(model, schema, messages, attempts=attempts,
-                                 forced=forced), None
+    if server_of(model) is not None:
+        return _invoke_on_server(model, schema, messages, attempts=attempts, forced=forced,
+                                 raw=raw)
     if raw:
-        runnable = model.with_structured_output(schema, include_raw=True)
+        runnable = (_structured_runnable(model, schema, forced, include_raw=True)
+                    if forced in ("json_schema", "function_calling")
+                    else model.with_structured_output(schema, include_raw=True))
     elif forced == "json":
         runnable = None
     else:
@@ -191,14 +194,8 @@ def invoke_structured_raw(
     for attempt in range(1, attempts + 1):
         try:
             if runnable is None:
-                return _plain_json(model, schema, messages), None
-            reply: Any = runnable.invoke(messages)
-            message: BaseMessage | None = None
-            if raw and isinstance(reply, dict) and "parsed" in reply:
-                if reply.get("parsing_error") is not None:
-                    raise reply["parsing_error"]
-                message, reply = reply.get("raw"), reply.get("parsed")
-            return _validated(reply, schema), message
+                return _plain_json(model, schema, messages)[0], None
+            return _unwrapped(runnable.invoke(messages), schema, raw)
         except Exception as exc:
             if unreadable_reply(exc):
                 raise _server_error(exc, model) from exc  # type: ignore[misc]
@@ -217,6 +214,17 @@ def invoke_structured_raw(
     raise StructuredOutputFailure(schema.__name__, errors)
 
 
+def _unwrapped(reply: Any, schema: type[SchemaT], raw: bool) -> tuple[SchemaT,
+                                                                    BaseMessage | None]:
+    """The validated object, and the raw message of an ``include_raw`` reply."""
+    message: BaseMessage | None = None
+    if raw and isinstance(reply, dict) and "parsed" in reply:
+        if reply.get("parsing_error") is not None:
+            raise reply["parsing_error"]
+        message, reply = reply.get("raw"), reply.get("parsed")
+    return _validated(reply, schema), message
+
+
 def _validated(reply: Any, schema: type[SchemaT]) -> SchemaT:
     if reply is None:
         raise ValueError("the model returned no parsable object")
@@ -228,9 +236,12 @@ def _validated(reply: Any, schema: type[SchemaT]) -> SchemaT:
 
 
 def _invoke_on_server(model: BaseChatModel, schema: type[SchemaT],
-                      messages: list[BaseMessage], *, attempts: int,
-                      forced: str) -> SchemaT:
-    """Structured output from an OpenAI-compatible server: the ladder, or the learned method."""
+                      messages: list[BaseMessage], *, attempts: int, forced: str,
+                      raw: bool = False) -> tuple[SchemaT, BaseMessage | None]:
+    """Structured output from an OpenAI-compatible server: the ladder, or the learned method.
+
+    With ``raw``, also the reply message (else None).
+    """
     server = server_of(model) or ""
     key = (server, _model_name(model))
     with _learned_lock:
@@ -241,11 +252,12 @@ def _invoke_on_server(model: BaseChatModel, schema: type[SchemaT],
     for method, tries in plan:
         for attempt in range(1, tries + 1):
             try:
+                message: BaseMessage | None
                 if method == "json":
-                    result = _plain_json(model, schema, messages)
+                    result, message = _plain_json(model, schema, messages)
                 else:
-                    result = _validated(
-                        _structured_runnable(model, schema, method).invoke(messages), schema)
+                    result, message = _unwrapped(_structured_runnable(
+                        model, schema, method, raw).invoke(messages), schema, raw)
             except Exception as exc:
                 if unreadable_reply(exc):
                     raise _server_error(exc, model) from exc  # type: ignore[misc]
@@ -269,7 +281,7 @@ def _invoke_on_server(model: BaseChatModel, schema: type[SchemaT],
                 with _learned_lock:
                     _learned[key] = method
                 log.info("structured output from %s (%s): using %s", server, key[1], method)
-            return result
+            return result, message if raw else None
     if len(refused) == len(plan):
         raise StructuredOutputUnsupported(
             f"the model server at {server} (model {key[1]!r}) refused every structured-output "
@@ -282,8 +294,11 @@ def _invoke_on_server(model: BaseChatModel, schema: type[SchemaT],
 # -- plain JSON with repair --------------------------------------------------------------------
 
 def _plain_json(model: BaseChatModel, schema: type[SchemaT],
-                messages: list[BaseMessage]) -> SchemaT:
-    """Ask for JSON in words (the schema in the prompt), then cut out, repair and validate."""
+                messages: list[BaseMessage]) -> tuple[SchemaT, BaseMessage]:
+    """Ask for JSON in words (the schema in the prompt), then cut out, repair and validate.
+
+    Returns the object and the reply message.
+    """
     from grounded_rag.prompts.structured import JSON_ONLY
 
     instruction = JSON_ONLY.format(
@@ -295,7 +310,7 @@ def _plain_json(model: BaseChatModel, schema: type[SchemaT],
         asked = [*messages, HumanMessage(instruction.strip())]
     reply = model.invoke(asked)
     text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
-    return parse_json_reply(text, schema)
+    return parse_json_reply(text, schema), reply
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)

@@ -9,6 +9,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from grounded_rag._served_decision import decide_on_server, reads_logprobs
 from grounded_rag._structured import StructuredOutputFailure, invoke_structured_raw
 from grounded_rag.context import Context
 from grounded_rag.lang import strip_markers
@@ -66,11 +67,15 @@ def _write_answer(
     sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
     model = parts.chat_model(settings)
     local = parts.generator_is_local(settings) and hasattr(model, "decide")
+    served = not local and reads_logprobs(model)  # decided from logprobs: _served_decision
+    scores = dict(state.get("stage_scores") or {})
     # The decision to write is made once, at the first draft; a revision of a draft that was
     # written rewrites it and does not decide again (the 1.5B model, told to drop what the
     # checker did not support, declined most revisions of first drafts that held the answer).
+    # A served generator's first draft was decided so when its log-odds were read.
     previous_draft = state.get("draft")
-    decided = revise and local and previous_draft is not None and previous_draft["answerable"]
+    decided = (revise and (local or (served and "generator" in scores))
+               and previous_draft is not None and previous_draft["answerable"])
     if decided and _only_off_question(state):
         # Every statement answered another case or kind of thing than the one asked, and
         # the model copies a draft it is shown: a fresh draft over the sentences left.
@@ -101,19 +106,25 @@ def _write_answer(
         for f in state.get("findings", []) if f["type"] == "malformed_output"
     ]
     draft: Draft | None
-    scores = dict(state.get("stage_scores") or {})
     threshold = None
-    if decided:
+    if decided and local:
         model = model.model_copy(update={"decide": {"answerable": WRITE_DECIDED}})
-    elif local and not revise:
+    elif (local or served) and not revise:
         threshold = _generator_threshold(state, settings, language, scores)
-        model = model.model_copy(update={"decide": {"answerable": threshold}})
+        if local:
+            model = model.model_copy(update={"decide": {"answerable": threshold}})
     with timed("generate", timings):
         try:
-            reply, raw = invoke_structured_raw(model, CitedAnswer, messages, raw=local)
-            chosen = (raw.response_metadata.get("choices") or {}) if raw is not None else {}
-            if not revise and "answerable" in chosen:
-                scores["generator"] = float(chosen["answerable"])
+            if served and not revise:
+                served_reply = decide_on_server(model, messages, threshold)
+                reply, chosen = served_reply.reply, {"answerable": served_reply.log_odds}
+                findings.extend(served_reply.findings)
+            else:
+                reply, raw = invoke_structured_raw(model, CitedAnswer, messages, raw=local)
+                chosen = (raw.response_metadata.get("choices") or {}) if raw is not None else {}
+            score = chosen.get("answerable")
+            if not revise and score is not None:
+                scores["generator"] = float(score)
             draft = _draft_from_reply(reply, evidence, view)
             if not draft["answerable"]:
                 findings.append({
@@ -125,7 +136,7 @@ def _write_answer(
                     + (f" Its answerable log-odds {scores['generator']:.2f} did not reach "
                        f"{threshold:.2f}, the threshold the stage scores set."
                        if threshold is not None and "generator" in scores
-                       and not reply.answerable else ""),
+                       and scores["generator"] < threshold else ""),
                 })
         except StructuredOutputFailure as exc:
             draft = None
