@@ -1,29 +1,34 @@
 """Deterministic cues: numbers, dates, names and negation that the evidence contradicts or lacks.
 
-It stays one module over 400 lines because ``check_claim`` judges every kind of cue against
-one shared reading of the evidence (sentence contexts, cross-language concepts, clause
-contexts); the value parsing, altered copies, swapped roles and hedges live in their own
+``check_claim`` judges every kind of cue against one shared reading of the evidence (sentence
+contexts, cross-language concepts, clause contexts). What the evidence lacks
+(``_cue_missing``), negation (``_cue_polarity``), the value cues' clauses and readings
+(``_cue_values``), value parsing, altered copies, swapped roles and hedges live in their own
 modules.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-# Re-exported: callers import the altered-copy check from here.
-from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY, altered_copy  # noqa: F401
+# Names imported ``as`` themselves are re-exported: callers import them from here (the name
+# and negation patterns that claim sampling reads; the altered-copy check).
+from grounded_rag.verification._cue_missing import _COMMON_CAPS as _COMMON_CAPS
+from grounded_rag.verification._cue_missing import _LATIN, _entities, missing_words
+from grounded_rag.verification._cue_polarity import _NEG_EN as _NEG_EN
+from grounded_rag.verification._cue_polarity import _NEG_JA as _NEG_JA
+from grounded_rag.verification._cue_polarity import _fragment, _negated, _polarity_scope
+from grounded_rag.verification._cue_values import _clause_context, _gloss, _iso
+from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY as ALTERED_COPY_SIMILARITY
+from grounded_rag.verification.copies import altered_copy
 from grounded_rag.verification.evidence import (
-    STOP_WORDS,
     content_tokens,
     is_japanese,
-    normalize,
     overlap,
     split_sentences,
-    stem,
 )
 from grounded_rag.verification.hedges import hedged_clause
 from grounded_rag.verification.roles import role_swap
@@ -39,10 +44,8 @@ from grounded_rag.verification.values import (
     prepare,
     same_value,
     strip_numbers,
-    unit_name,
-    written_number,
 )
-from grounded_rag.verification.xlang import CrossContext, cross_context
+from grounded_rag.verification.xlang import cross_context
 
 CueKind = Literal[
     "quantity_mismatch",
@@ -91,24 +94,6 @@ _MSG = {
         "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
     },
 }
-
-_NEG_EN = re.compile(
-    r"\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE
-)
-# まず (first), 必ず (always), 絶えず (constantly), とりあえず (for now) end in ず but are
-# not negations; nor are かもしれない / かもしれません (may be) and に違いない (must be).
-_NEG_JA = re.compile(
-    r"(?<![少危切幼])(?<!しれ)(?<!違い)ない|(?<!しれ)ません|なかった|(?<![ま必])(?<!あえ)(?<!絶え)ず(?=[、。にもとして]|$)"
-    r"|無い|無し|なし(?![で])|不可"
-)
-_ENTITY_EN = re.compile(r"\b(?:[A-Z][a-zA-Z0-9]*(?:[-'][A-Za-z0-9]+)*|[A-Za-z]+\d+[A-Za-z0-9]*)\b")
-_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
-_OPENERS = frozenset("\"'\u201c\u2018(")
-_COMMON_CAPS = frozenset(
-    "I The A An This That These Those It In On At For And But Or If When "
-    "He She They We You My Our Their His Her Its Yes No "
-    "What Which Who Whom Whose Where Why How Is Are Was Were Do Does Did Can Could".split()
-)
 
 
 @dataclass(frozen=True)
@@ -162,25 +147,6 @@ class CueReport:
         """The evidence sentence of the first cue that names one."""
         return next((c.evidence_sentence for c in self.cues if c.evidence_sentence), "")
 
-
-def _negated(text: str) -> bool:
-    count = len(_NEG_JA.findall(text)) + len(_NEG_EN.findall(text))
-    return count % 2 == 1
-
-
-def _entities(claim: str) -> list[str]:
-    found: list[str] = []
-    for sentence in split_sentences(claim):
-        for m in _ENTITY_EN.finditer(sentence.text):
-            word = m.group(0)
-            initial = m.start() == 0 or sentence.text[: m.start()].rstrip()[-1:] in _OPENERS
-            if initial and not any(c.isdigit() for c in word) and word[1:].islower():
-                continue  # sentence- or quote-initial capital: not evidence of a name
-            if word in _COMMON_CAPS or word.isdigit():
-                continue
-            found.append(word)
-        found.extend(_KATAKANA.findall(sentence.text))
-    return list(dict.fromkeys(found))
 
 
 def check_claim(
@@ -389,144 +355,3 @@ def check_claim(
         )
     decisive.sort(key=lambda c: c.verdict != "contradicted")  # contradictions first
     return CueReport(tuple(decisive + soft))
-
-
-_LATIN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-_PREFIX = 5  # words this long or longer match on their first five letters (found/founder)
-# Words that carry no content of their own beyond the shared stop list (negation has its
-# own cue; "neither ... nor" says nothing the evidence must contain).
-_UNSEEN_SKIP = frozenset(
-    "neither nor never either both also too yet still though although however while since "
-    "because until unless whether other another own same such much many some few well "
-    "indeed actually really instead rather".split()
-)
-
-
-def missing_words(claim: str, evidence: str | Sequence[str], question: str = "") -> list[str]:
-    """Content words of ``claim`` that neither the evidence nor the question contains.
-
-    Latin-script words are compared after lowercasing, on the word, its plural/past stem, or
-    (for words of five letters or more) its first five letters, so "produced" finds
-    "producer". Function words and numbers are skipped (numbers have their own cues).
-    Japanese text is not split into words here: kanji compounds are paraphrased too freely
-    (実施 for 行う) for a missing compound to mean much (JHARS: more false alarms than
-    catches); katakana names have ``entity_missing``. Returns the claim's own spellings, in
-    order, without repeats.
-    """
-    texts = [evidence] if isinstance(evidence, str) else list(evidence)
-    known = normalize(" ".join([*texts, question])).lower()
-    vocab = {w for w in _LATIN.findall(known)}
-    forms = {f for w in vocab for f in _forms(w)}
-    prefixes = {w[:_PREFIX] for w in vocab if len(w) >= _PREFIX}
-    out: list[str] = []
-    body = normalize(claim)
-    for word in _LATIN.findall(body):
-        low = word.lower().strip("'-")
-        if len(low) < 3 or low in STOP_WORDS or low in _UNSEEN_SKIP:
-            continue
-        if _forms(low) & forms:
-            continue
-        if len(low) >= _PREFIX and low[:_PREFIX] in prefixes:
-            continue
-        out.append(word)
-    return list(dict.fromkeys(out))
-
-
-def _polarity_scope(claim: str, sentence: str, language: str) -> str:
-    """The part of ``sentence`` whose negation bears on ``claim``.
-
-    When the claim is copied verbatim from the sentence (claims split from a long sentence
-    are clause fragments: 「精神は仮想現実の中にとどまり」 out of 「ライズが出来ず、精神は…」),
-    only the copied span counts, widened by the negation that may follow it in Japanese
-    (出来|ず) or precede it in English (not| available): a negation in another clause of the
-    sentence says nothing about this one. Otherwise the whole sentence counts.
-    """
-    body = claim.strip().rstrip("。.!?！？")
-    at = sentence.find(body) if body else -1
-    if at < 0:
-        return _related_clauses(claim, sentence) if language == "ja" else sentence
-    end = at + len(body)
-    if language == "ja":
-        return sentence[at : end + 4]
-    before = sentence[:at].split()[-1:]
-    after = sentence[end:].split()[:1]
-    return " ".join([*before, body, *after])
-
-
-_JA_CLAUSE_END = re.compile(r"(?<=[、，])")
-# Clause breaks for a listed value: 、 ， ; , (not a thousands separator), and the topic
-# particle は after a noun, which sets the subject apart from what is said of it.
-_CLAUSE_SPLIT = re.compile(r"[、，;；]|,(?!\d)|(?<=[\u3400-\u9fff\u30a0-\u30ff])は")
-
-
-def _clause_context(
-    claim: str, value: str, sentence_tokens: list[set[str]], cross: CrossContext | None = None
-) -> list[float]:
-    """Context of each sentence as seen from the claim clause that holds ``value``.
-
-    ``sentence_tokens`` are the sentences' content tokens with numbers removed; ``cross``
-    judges the sentences in the other language by the clause's concepts.
-    """
-    clause = next((c for c in _CLAUSE_SPLIT.split(claim) if value in c), claim)
-    tokens = content_tokens(strip_numbers(clause)) or content_tokens(strip_numbers(claim))
-    context = [overlap(tokens, sentence) for sentence in sentence_tokens]
-    return cross.widen(clause, context) if cross else context
-
-
-def _gloss(q: Quantity, language: str, cross: CrossContext | None, sentence: int) -> str:
-    """``q``'s text, read out in the claim's language when it comes from the other one.
-
-    45万円 becomes "45万円 (450,000 yen)", so that the reason names both values comparably.
-    """
-    if cross is None or not cross.crossing[sentence]:
-        return q.text
-    unit = unit_name(q, language)
-    sep = "" if language == "ja" or unit in ("", "%") else " "
-    reading = f"{written_number(q)}{sep}{unit}"
-    same = re.sub(r"[\s,]", "", reading) == re.sub(r"[\s,]", "", q.text)
-    return q.text if same else f"{q.text} ({reading})"
-
-
-def _iso(d: DateValue) -> str:
-    """A date as YYYY-MM-DD, with the parts it lacks left out."""
-    parts = [f"{d.year:04d}" if d.year else "", f"{d.month:02d}" if d.month else "",
-             f"{d.day:02d}" if d.day else ""]
-    return "-".join(p for p in parts if p)
-
-
-def _related_clauses(claim: str, sentence: str) -> str:
-    """The clauses of a Japanese ``sentence`` that a paraphrasing ``claim`` draws on.
-
-    Long Japanese sentences chain clauses with 、 (「自然界には存在せず、水蒸気を吸収する
-    吸湿性がある」); a claim that restates one clause keeps that clause's polarity, not the
-    sentence's. A clause counts when at least half of its content tokens are in the claim;
-    when none does, the whole sentence counts.
-    """
-    clauses = [c for c in _JA_CLAUSE_END.split(sentence) if c.strip()]
-    if len(clauses) < 2:
-        return sentence
-    claim_tokens = content_tokens(claim)
-    related = [c for c in clauses if (tokens := content_tokens(c))
-               and len(tokens & claim_tokens) / len(tokens) >= 0.5]
-    return "".join(related) if related else sentence
-
-
-def _fragment(answer: str, language: str) -> bool:
-    """True for a bare answer ("professional tennis player") rather than a sentence.
-
-    A fragment has no polarity of its own, so a negation elsewhere in the evidence sentence
-    says nothing about it.
-    """
-    text = answer.strip()
-    if not text or text[-1] in ".!?。！？":
-        return False
-    return len(text) <= 15 if language == "ja" else len(text.split()) <= 5
-
-
-def _forms(word: str) -> set[str]:
-    """The word, its stem, and the stem without a doubled final consonant (starred -> star)."""
-    base = stem(word)
-    out = {word, base}
-    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiou":
-        out.add(base[:-1])
-    return out
