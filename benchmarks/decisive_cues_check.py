@@ -1,15 +1,16 @@
-"""How often the Japanese decisive cues fire, per set and gold label (no model; ~2 minutes).
+"""How often the word-order decisive cues fire, per set and gold label (no model; ~3 minutes).
 
-Two cues decide a Japanese claim before any model call (``grounded_rag.verification``):
+Three cues decide a claim before any model call (``grounded_rag.verification``). Japanese:
 ``role_swap`` (``roles.py``: the claim swaps who acts on whom, decided *contradicted*) and
 ``hedged`` (``hedges.py``: the claim copies a clause the evidence only hedges, reports or
-makes conditional, decided *neutral*). A decisive cue must almost never fire on supported
-claims; this prints, for every Japanese verify set in ``../shared/eval`` (or
-``$GROUNDED_RAG_EVAL_DIR``), how many claims of each gold label each cue fires on, through
-the product's own path (``check_claim``). JaNLI is also broken down by its heuristic.
-Absent sets are skipped with a message.
+makes conditional, decided *neutral*). English: ``subject_swap`` (``subjects.py``: the claim
+says of one named thing what the evidence says of another, decided *contradicted*). A
+decisive cue must almost never fire on supported claims; this prints, for every verify set
+in ``../shared/eval`` (or ``$GROUNDED_RAG_EVAL_DIR``), how many claims of each gold label each
+cue of the claim's language fires on, through the product's own path (``check_claim``).
+JaNLI is also broken down by its heuristic. Absent sets are skipped with a message.
 
-    .venv/bin/python benchmarks/decisive_cues_check.py [--sets janli,jnli,jsick,jhars] [--json]
+    .venv/bin/python benchmarks/decisive_cues_check.py [--sets janli,halueval_qa,...] [--json]
     .venv/bin/python benchmarks/decisive_cues_check.py --sets janli --judged 100 [--judge head]
 
 ``--judged N`` also runs the local judge (the full cascade) on a balanced sample of N JaNLI
@@ -27,7 +28,10 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
+KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged"), "en": ("subject_swap",)}
 KINDS = ("role_swap", "hedged")
+"""The Japanese cues, which ``--judged`` switches off on JaNLI."""
+SETS = "janli,jnli,jsick,jhars,halueval_qa,halueval_summarization,expertqa,scifact"
 
 
 def _label(item: Any, k: int) -> str:
@@ -38,34 +42,36 @@ def _label(item: Any, k: int) -> str:
 
 
 def check_set(name: str) -> dict[str, Any]:
-    """Fires per cue and gold label (and per JaNLI heuristic) for one set's Japanese claims."""
+    """Fires per cue and gold label (and per JaNLI heuristic) for one set's claims."""
     from grounded_rag.evaluation._datasets import load_dataset
     from grounded_rag.verification.cues import check_claim
 
     data = load_dataset(name)
     totals: Counter[str] = Counter()
-    fired: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
+    fired: dict[str, Counter[str]] = defaultdict(Counter)
     examples: dict[str, list[str]] = defaultdict(list)
     for item in data.items:
-        if item.language != "ja" or not item.sources:
+        kinds_here = KINDS_BY_LANGUAGE.get(item.language, ())
+        if not kinds_here or not item.sources:
             continue
         texts = [s["text"] for s in item.sources]
         for k, claim in enumerate(item.claims):
             label = _label(item, k)
             heuristic = (item.extra or {}).get("heuristics")
             keys = [label] + ([f"{heuristic} / {label}"] if heuristic else [])
-            report = check_claim(claim, texts, language="ja", question=item.claim_question)
+            report = check_claim(claim, texts, language=item.language,
+                                 question=item.claim_question)
             kinds = {c.kind for c in report.cues}
             for key in keys:
                 totals[key] += 1
-                for kind in KINDS:
+                for kind in kinds_here:
                     fired[kind][key] += kind in kinds
-            for kind in KINDS:
+            for kind in kinds_here:
                 if kind in kinds and len(examples[f"{kind}, {label}"]) < 2:
                     examples[f"{kind}, {label}"].append(f"{claim} <- {texts[0][:80]}")
     return {"set": name, "claims": sum(totals[k] for k in totals if " / " not in k),
             "fired": {kind: {k: [fired[kind][k], totals[k]] for k in sorted(totals)}
-                      for kind in KINDS},
+                      for kind in sorted(fired)},
             "examples": dict(examples)}
 
 
@@ -115,7 +121,7 @@ def judged(limit: int, judge: str, seed: int = 0) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default="janli,jnli,jsick,jhars")
+    parser.add_argument("--sets", default=SETS)
     parser.add_argument("--judged", type=int, default=0, metavar="N",
                         help="also judge a balanced JaNLI sample of N with the local model")
     parser.add_argument("--judge", choices=["head", "logit"], default="head")
@@ -135,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         if args.json:
             continue
-        print(f"{name}: {result['claims']} Japanese claims, {result['seconds']} s")
-        for kind in KINDS:
+        print(f"{name}: {result['claims']} claims, {result['seconds']} s")
+        for kind in result["fired"]:
             for key, (hit, total) in result["fired"][kind].items():
                 print(f"  {kind:9s} {key:44s} fires on {hit:5d} of {total:5d} ({hit / total:.1%})")
         for label, shown in result["examples"].items():

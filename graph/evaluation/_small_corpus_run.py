@@ -11,6 +11,7 @@ from typing import Any
 from grounded_rag.evaluation._small_corpus import (
     DEV,
     HELDOUT,
+    SmallCorpusItem,
     SmallCorpusSet,
     Sources,
     build_small_corpus,
@@ -33,17 +34,21 @@ def run_small_corpus(
     progress: bool = True,
     data: SmallCorpusSet | None = None,
     factory: Any = None,
+    only: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate on small collections; the report (also written under ``out_dir``).
 
     Gate mode always measures the dev part, because the thresholds it reports are fitted
     there; ``split`` chooses which parts are shown (the held-out part only ever has the
-    dev-fitted threshold applied to it). ``limit`` samples that many questions per part.
+    dev-fitted threshold applied to it). ``limit`` samples that many questions per part;
+    ``only`` (``answerable`` / ``unanswerable``) keeps only those questions before sampling.
     """
     from grounded_rag.context import apply_preset, validate_settings
 
     if mode not in ("gate", "loop"):
         raise ValueError(f"mode must be 'gate' or 'loop', not {mode!r}")
+    if only not in (None, "answerable", "unanswerable"):
+        raise ValueError(f"only must be 'answerable' or 'unanswerable', not {only!r}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
     settings = validate_settings(dict(settings or {}))
@@ -52,7 +57,14 @@ def run_small_corpus(
     started = time.perf_counter()
     data = data or build_small_corpus(load_sources(), seed=seed)
     shown = [DEV, HELDOUT] if split == "both" else [split]
-    parts = {s: sample_questions(data.part(s), limit, seed=seed) for s in shown}
+
+    def part(name: str) -> list[SmallCorpusItem]:
+        items = data.part(name)
+        if only is None:
+            return items
+        return [i for i in items if i.answerable == (only == "answerable")]
+
+    parts = {s: sample_questions(part(s), limit, seed=seed) for s in shown}
     report: dict[str, Any]
     if mode == "gate":
         from grounded_rag.evaluation._small_corpus_gate import (
@@ -64,7 +76,7 @@ def run_small_corpus(
 
         factory = factory or default_retriever_factory()
         if DEV not in parts:
-            parts = {DEV: sample_questions(data.part(DEV), limit, seed=seed), **parts}
+            parts = {DEV: sample_questions(part(DEV), limit, seed=seed), **parts}
         records, timings = {}, {}
         for s, items in parts.items():
             records[s], timings[s] = run_gate(items, data.collections, top_k=top_k,
@@ -100,7 +112,8 @@ def run_small_corpus(
         report = {"mode": "loop", "splits": loops}
         markdown = "\n".join(f"**{s}**\n\n{loop_markdown(r)}" for s, r in loops.items())
     report.update({
-        "dataset": "small-corpus", "seed": seed, "limit": limit, "settings": settings,
+        "dataset": "small-corpus", "seed": seed, "limit": limit, "only": only,
+        "settings": settings,
         "collections": {s: len({i.collection for i in parts.get(s, [])}) for s in shown},
         "notes": data.notes, "duration_s": round(time.perf_counter() - started, 2),
         "markdown": markdown,
@@ -108,7 +121,7 @@ def run_small_corpus(
     if out_dir is not None:
         folder = Path(out_dir) / "small-corpus"
         folder.mkdir(parents=True, exist_ok=True)
-        stem = f"{mode}-{split}" + (f"-n{limit}" if limit else "")
+        stem = f"{mode}-{split}" + (f"-{only}" if only else "") + (f"-n{limit}" if limit else "")
         (folder / f"{stem}.json").write_text(
             json.dumps({k: v for k, v in report.items() if k != "markdown"},
                        ensure_ascii=False, indent=1), encoding="utf-8")

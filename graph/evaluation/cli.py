@@ -64,6 +64,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both",
                         help="small-corpus: which part to report (collections split by id "
                         "hash; thresholds are fitted on dev only); default both")
+    parser.add_argument("--only", choices=["answerable", "unanswerable"], default=None,
+                        help="small-corpus: sample only answerable (or unanswerable) questions")
     parser.add_argument("--json", action="store_true", help="print the report(s) as JSON")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(func=run)
@@ -171,7 +173,7 @@ def _run_small_corpus(args: argparse.Namespace, settings: dict[str, Any]) -> int
         report = run_small_corpus(
             mode=args.mode, split=args.split, limit=args.limit, seed=args.seed,
             settings=settings, model=args.model, out_dir=args.out, resume=args.resume,
-            progress=not args.no_progress)
+            progress=not args.no_progress, only=args.only)
     except MissingExtraError as exc:
         print(f"skipped small-corpus: {clean(exc)}", file=sys.stderr)
         return EXIT_NOT_READY

@@ -32,6 +32,7 @@ from grounded_rag.verification.evidence import (
 )
 from grounded_rag.verification.hedges import hedged_clause
 from grounded_rag.verification.roles import role_swap
+from grounded_rag.verification.subjects import swapped_subject
 from grounded_rag.verification.tax import GLOSS as TAX_GLOSS
 from grounded_rag.verification.tax import tax_mismatch
 from grounded_rag.verification.values import (
@@ -59,6 +60,8 @@ CueKind = Literal[
     "role_swap",
     "hedged",
     "tax_mismatch",
+    "subject_swap",
+    "decade_only",
 ]
 
 # User-facing reason texts (they also feed the revision prompt).
@@ -78,6 +81,8 @@ _MSG = {
         "hedged": "The evidence does not state this as a fact (\u201c{cl}\u201d): "
         "\u201c{ev}\u201d",
         "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
+        "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
+        "decade_only": "The evidence gives only the decade {ev}, not {cl}.",
     },
     "ja": {
         "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
@@ -92,6 +97,9 @@ _MSG = {
         "role_swap": "主張は動作の主体と対象が入れ替わっています。根拠では「{ev}」です（{cl}）。",
         "hedged": "根拠はこれを事実として述べていません（「{cl}」）:「{ev}」",
         "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
+        "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
+        "「{cl}」についてではありません:「{sentence}」",
+        "decade_only": "根拠は年代（{ev}）しか述べておらず、「{cl}」とは述べていません。",
     },
 }
 
@@ -247,7 +255,16 @@ def check_claim(
         )
 
     for d in cl_dates:
-        if any(e.compatible(d) and e.shares_field(d) for e in ev_dates):
+        agreeing = [e for e in ev_dates if e.compatible(d) and e.shares_field(d)]
+        if agreeing and not (d.decade or d.named) and all(e.decade for e in agreeing):
+            # "born in 1470" where the evidence says "1470年代": a year it never gives
+            best_d = max(agreeing, key=lambda e: vctx[e.sentence])
+            decisive.append(Cue("decade_only", True, d.text, best_d.text,
+                                sentences[best_d.sentence],
+                                msg["decade_only"].format(ev=best_d.text, cl=d.text),
+                                verdict="neutral"))
+            continue
+        if agreeing:
             continue
         # A year that names an event ("the 2004 Siebel Open") is compared with nothing.
         rival_dates = [e for e in ev_dates if e.shares_field(d) and not e.named]
@@ -340,6 +357,12 @@ def check_claim(
         decisive.append(Cue("tax_mismatch", True, cl_words, ev_words, sentences[i],
                             msg["tax_mismatch"].format(ev=ev_words, cl=cl_words,
                                                        sentence=sentences[i])))
+    swapped = swapped_subject(claim, sentences) if lang != "ja" else None
+    if swapped is not None:
+        sentence, cl_name, ev_name = swapped
+        decisive.append(Cue("subject_swap", True, cl_name, ev_name, sentence,
+                            msg["subject_swap"].format(ev=ev_name, cl=cl_name,
+                                                       sentence=sentence)))
     altered = altered_copy(claim, sentences)
     if altered is not None:
         sentence, cl_span, ev_span = altered

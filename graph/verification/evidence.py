@@ -87,6 +87,25 @@ _OPENERS = frozenset(
 """Words that open a new English sentence rather than continue a name ("Wow! This is")."""
 
 
+_INITIALS = re.compile(r"(?:^|[\s(\"'])(?:[A-Za-z]\.)+$")
+"""A piece ending in an initial or a dotted abbreviation: "J.", "U.S.", "D.C.", "U. S."."""
+
+
+def _after_initials(text: str, start: int, i: int, j: int) -> bool:
+    """True when the "." at ``i`` closes an initial or a dotted abbreviation mid-sentence.
+
+    "the U.S. state of Washington", "J. R. R. Tolkien", "Washington, D.C. in 1990": the next
+    word is lower-case, a number, or a capitalised word that does not open a sentence. "He
+    moved to the U.S. The next year" still ends at "U.S.".
+    """
+    if not _INITIALS.search(text[start : i + 1]):
+        return False
+    after = _next_word(text, j).strip("\"'(")
+    if not after:
+        return False
+    return not after[:1].isupper() or after.lower().rstrip(",.") not in _OPENERS
+
+
 def _in_name(text: str, start: int, i: int, j: int) -> bool:
     """True when the "!" at ``i`` is part of a name.
 
@@ -109,7 +128,8 @@ def _in_name(text: str, start: int, i: int, j: int) -> bool:
 def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
     """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences.
 
-    An English "!" inside a name does not end the sentence (``_in_name``).
+    An English "!" inside a name does not end the sentence (``_in_name``), nor does the "."
+    of an initial or a dotted abbreviation inside one ("the U.S. state", ``_after_initials``).
     """
     out: list[Sentence] = []
     start = 0
@@ -135,7 +155,8 @@ def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
             ascii_end = c in ".!?"
             if c in _JA_END or (
                 (j >= n or text[j].isspace())
-                and not (c == "." and _ABBREV.search(text[start : i + 1]))
+                and not (c == "." and (_ABBREV.search(text[start : i + 1])
+                                       or _after_initials(text, start, i, j)))
                 and not (c == "!" and _in_name(text, start, i, j))
             ):
                 if not ascii_end or j >= n or text[j].isspace():

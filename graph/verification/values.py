@@ -111,6 +111,8 @@ _MONTHS = {
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DATE_PATTERNS = [
+    # a decade: 1470年代, the 1470s, the 1970's (before the bare year, which would take 1470)
+    re.compile(r"(?P<y>\d{3}0)(?P<dec>年代)|\b(?P<y2>1\d{2}0|20\d0)(?P<dec2>'?s)\b"),
     re.compile(r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})"),
     re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
     re.compile(r"(?P<y>\d{4})年(?:(?P<m>\d{1,2})月)?(?!間)"),
@@ -124,6 +126,9 @@ _DATE_PATTERNS = [
     ),
     re.compile(rf"\b(?P<mn>{_MONTH_ALT})\.?,?\s+(?P<y>\d{{4}})\b", re.IGNORECASE),
     re.compile(r"(?<![\d.,$¥€£])\b(?P<y>1[5-9]\d\d|20\d\d)\b(?![.,]?\d)(?!\s?(?:%|年間|years?\b))"),
+    # an earlier year only where English dates it: "born in 1470", "since 1066"
+    re.compile(r"(?:(?<=\bin )|(?<=\bsince )|(?<=\buntil )|(?<=\bfrom ))(?P<y>1[0-4]\d\d)\b"
+               r"(?![.,]?\d)(?!\s?(?:%|years?\b|[a-z]))"),
 ]
 _NAMED_YEAR = re.compile(r"(?<=[Tt]he )\d{4}\s+[A-Z]")
 """A bare year that opens a name: "the 2004 Siebel Open", "The 1982 Georgia Bulldogs"."""
@@ -188,9 +193,13 @@ class DateValue:
     named: bool = False
     """A bare year that opens a name ("the 2004 Siebel Open"): it dates the thing named,
     so it agrees with the same year elsewhere but is no rival to another date."""
+    decade: bool = False
+    """A decade ("1470年代", "the 1470s"): ``year`` is its first year."""
 
     def compatible(self, other: DateValue) -> bool:
-        """True when no field given by both differs."""
+        """True when no field given by both differs (a decade holds each of its years)."""
+        if (self.decade or other.decade) and self.year is not None and other.year is not None:
+            return self.year // 10 == other.year // 10
         pairs = ((self.year, other.year), (self.month, other.month), (self.day, other.day))
         return all(a is None or b is None or a == b for a, b in pairs)
 
@@ -270,12 +279,14 @@ def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
                 int(g["m"]) if g.get("m") else _MONTHS.get((g.get("mn") or "").lower().rstrip("."))
             )
             day = int(g["d"]) if g.get("d") else None
-            year = int(g["y"]) if g.get("y") else None
+            year = int(g.get("y") or g.get("y2") or 0) or None
+            decade = bool(g.get("dec") or g.get("dec2"))
             if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
                 continue
             named = (month is None and day is None
                      and _NAMED_YEAR.match(m.string, m.start()) is not None)
-            found.append(DateValue(year, month, day, m.group(0).strip(), sentence, named))
+            found.append(DateValue(year, month, day, m.group(0).strip(), sentence, named,
+                                   decade))
             for i in range(m.start(), m.end()):
                 chars[i] = " "
     return found, "".join(chars)

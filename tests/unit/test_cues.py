@@ -348,3 +348,21 @@ def test_a_year_that_names_the_evidence_event_agrees_with_the_same_year():
     report = check_claim("The head coach of the Georgia Bulldogs in 1982 was Vince Dooley.",
                          evidence)
     assert not any(c.kind == "date_mismatch" for c in report.cues), report.cues
+
+
+def test_a_year_within_a_decade_the_evidence_gives_is_not_stated():
+    """"…was born in 1470" verified supported against 「…技術は1470年代に生まれた」 (a
+    cross-language small-corpus question): the evidence gives the decade, not the year."""
+    ja = ["パンチを用いて母型を作り、それを何度も再利用する技術は1470年代に生まれたとされる。"]
+    report = check_claim("The technique of reusing matrices was born in 1470.", ja)
+    assert report.decided == "neutral"
+    assert [c.kind for c in report.cues][:1] == ["decade_only"]
+    assert check_claim("母型の技術は1470年に生まれた。", ja).decided == "neutral"
+    # the decade itself agrees; another decade is a rival date
+    assert check_claim("The technique was born in the 1470s.", ja).decided is None
+    assert check_claim("母型の技術は1470年代に生まれた。", ja).decided is None
+    assert check_claim("母型の技術は1480年代に生まれた。", ja).decided == "contradicted"
+    en = ["The technique was born in the 1470s. Its inventor was born in 1472."]
+    assert check_claim("The technique was born in the 1480s.", en).decided == "contradicted"
+    # a year the evidence gives is supported even with a decade nearby
+    assert check_claim("Its inventor was born in 1472.", en).decided is None

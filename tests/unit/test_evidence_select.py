@@ -46,6 +46,25 @@ def test_an_exclamation_mark_inside_a_name_does_not_end_the_sentence():
     assert texts("Done!\nnext line") == ["Done!", "next line"]  # a new line always ends it
 
 
+def test_initials_and_dotted_abbreviations_stay_in_their_sentence():
+    """A small-corpus answer "Plutonium ... comes from the U.S. state of Washington." was split
+    into "... the U.", "S." and "state of Washington." and failed verification."""
+    def texts(text):
+        return [s.text for s in split_sentences(text)]
+
+    assert texts("It comes from the U.S. state of Washington. It is old.") == [
+        "It comes from the U.S. state of Washington.", "It is old."]
+    assert texts("It comes from the U. S. state of Washington.") == [
+        "It comes from the U. S. state of Washington."]
+    assert texts("J. R. R. Tolkien wrote it in Washington, D.C. in 1937.") == [
+        "J. R. R. Tolkien wrote it in Washington, D.C. in 1937."]
+    assert texts("The U.S. Army fought.") == ["The U.S. Army fought."]
+    # a word that opens a sentence after the abbreviation: two sentences
+    assert texts("He moved to the U.S. The next year he left.") == [
+        "He moved to the U.S.", "The next year he left."]
+    assert texts("It was Plan B. Then it failed.") == ["It was Plan B.", "Then it failed."]
+
+
 def test_short_evidence_is_kept_whole():
     sel = select_evidence(
         "The battery lasts 24 hours.", [_ev("Intro text. The battery lasts up to 10 hours.")]
