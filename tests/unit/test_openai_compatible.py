@@ -1,4 +1,6 @@
-"""``openai:`` models on OpenAI-compatible servers: base URLs, the structured-output ladder, faults.
+"""``openai:`` models on OpenAI-compatible servers: base URLs, faults, the loop over HTTP.
+
+The structured-output ladder itself is pinned in ``tests/unit/test_structured_ladder.py``.
 
 Every server here is ``tests.openai_server.ScriptedServer``: a real HTTP server on loopback,
 started and stopped by the test, so the real ``openai`` client (timeouts, retries,
@@ -12,58 +14,30 @@ import time
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from grounded_rag import build_graph
 from grounded_rag._structured import (
     ModelServerError,
     StructuredOutputFailure,
-    StructuredOutputUnsupported,
-    forget_learned,
     invoke_structured,
-    learned_method,
-    parse_json_reply,
 )
 from grounded_rag.models import chat_model_from_spec, split_base_url, with_base_url
-from grounded_rag.schemas import CitedAnswer, JudgedClaims
+from grounded_rag.schemas import CitedAnswer
 from tests.fakes import StaticRetriever
 from tests.fakes import evidence as ev
-from tests.openai_server import Reply, ScriptedServer, completion, error, tool_call
+from tests.openai_server import Reply, ScriptedServer, completion, error
+from tests.unit.test_structured_ladder import (  # fresh: the same autouse fixture
+    ANSWER,
+    MESSAGES,
+    VERDICTS,
+    fresh,  # noqa: F401
+    llama_cpp_like,
+    shapes,
+)
 
 SPEC = ev("spec#sec2", "The X100 battery lasts up to 10 hours on a single charge.",
           title="X100 > Battery")
-ANSWER = {"answerable": True, "statements": [
-    {"text": "The X100 battery lasts up to 10 hours.", "citations": ["S1.1"]}]}
-VERDICTS = {"verdicts": [{"claim": 0, "verdict": "supported", "reason": "Stated.",
-                          "evidence_quote": "The X100 battery lasts up to 10 hours"}]}
-MESSAGES = [SystemMessage("Answer from the sources."), HumanMessage("How long?")]
-
-
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch):
-    forget_learned()
-    monkeypatch.setenv("GROUNDED_RAG_MODEL_TIMEOUT", "5")
-    monkeypatch.setenv("GROUNDED_RAG_MODEL_RETRIES", "1")
-    monkeypatch.delenv("GROUNDED_RAG_STRUCTURED_OUTPUT", raising=False)
-    monkeypatch.delenv("GROUNDED_RAG_API_KEY", raising=False)
-    yield
-    forget_learned()
-
-
-def llama_cpp_like(payload_for: Any):
-    """A server like llama.cpp's: no ``json_schema`` response format (422), tool calls work."""
-
-    def handler(body: dict, n: int) -> Reply:
-        fmt = (body.get("response_format") or {}).get("type")
-        if fmt == "json_schema":
-            return error(422, "response_format.type: Input should be 'text' or 'json_object'")
-        if body.get("tools"):
-            name = body["tools"][0]["function"]["name"]
-            return completion(tool_calls=[tool_call(name, payload_for(name))])
-        return completion("I am a plain model.")
-
-    return handler
 
 
 # -- specs and base URLs --------------------------------------------------------------------------
@@ -116,87 +90,6 @@ def test_preset_tier_judge_is_not_sent_to_openai_for_a_served_generator():
     assert served.verifier_model == ""  # the judge is the served generator itself
     hosted = apply_preset({"generator_model": "openai:gpt-4.1-mini", "preset": "cost_optimized"})
     assert hosted.verifier_model == "openai:gpt-4.1-nano"
-
-
-# -- the structured-output ladder ----------------------------------------------------------------
-
-def test_ladder_falls_back_to_tool_calls_and_remembers_it():
-    with ScriptedServer(llama_cpp_like(lambda name: ANSWER)) as server:
-        model = chat_model_from_spec(f"openai:served-model@{server.url}")
-        first = invoke_structured(model, CitedAnswer, MESSAGES)
-        assert first.answerable and first.statements[0].text.startswith("The X100")
-        assert [r.get("response_format", {}).get("type") for r in server.requests] == [
-            "json_schema", None]
-        assert server.requests[1]["tool_choice"]["function"]["name"] == "CitedAnswer"
-        assert learned_method(model) == "function_calling"
-        invoke_structured(model, CitedAnswer, MESSAGES)
-        assert len(server.requests) == 3 and server.requests[2].get("tools")  # no re-probing
-
-
-def test_ladder_uses_json_schema_where_the_server_takes_it():
-    def handler(body: dict, n: int) -> Reply:
-        assert body["response_format"]["type"] == "json_schema"
-        return completion(json.dumps(ANSWER))
-
-    with ScriptedServer(handler) as server:
-        model = chat_model_from_spec(f"openai:m@{server.url}")
-        assert invoke_structured(model, CitedAnswer, MESSAGES).answerable
-    assert learned_method(model) == "json_schema" and len(server.requests) == 1
-
-
-def test_ladder_ends_in_plain_json_with_repair():
-    def handler(body: dict, n: int) -> Reply:
-        if body.get("response_format") or body.get("tools"):
-            return error(400, "unsupported parameter")
-        prompt = body["messages"][-1]["content"]
-        assert "Reply with one JSON object only" in prompt and '"statements"' in prompt
-        return completion('Sure! Here it is:\n```json\n{"answerable": true, "statements": '
-                          '[{"text": "The X100 battery lasts up to 10 hours.", '
-                          '"citations": ["S1.1"],},]}\n```\nHope that helps.')
-
-    with ScriptedServer(handler) as server:
-        model = chat_model_from_spec(f"openai:m@{server.url}")
-        reply = invoke_structured(model, CitedAnswer, MESSAGES)
-    assert reply.statements[0].citations == ["S1.1"]
-    assert learned_method(model) == "json"
-    assert len(server.requests) == 3
-
-
-def test_a_server_that_refuses_every_method_is_a_clear_error():
-    with ScriptedServer(lambda body, n: error(400, "bad request shape")) as server:
-        model = chat_model_from_spec(f"openai:m@{server.url}")
-        with pytest.raises(StructuredOutputUnsupported) as info:
-            invoke_structured(model, CitedAnswer, MESSAGES)
-    message = str(info.value)
-    assert f"the model server at {server.url} (model 'm') refused every structured-output" \
-        in message
-    for method in ("json_schema: HTTP 400", "function_calling: HTTP 400", "json: HTTP 400"):
-        assert method in message
-    assert "GROUNDED_RAG_STRUCTURED_OUTPUT=json" in message
-    assert len(server.requests) == 3  # 400 is not retried
-
-
-def test_forced_method(monkeypatch):
-    monkeypatch.setenv("GROUNDED_RAG_STRUCTURED_OUTPUT", "function_calling")
-    with ScriptedServer(llama_cpp_like(lambda name: VERDICTS)) as server:
-        model = chat_model_from_spec(f"openai:m@{server.url}")
-        reply = invoke_structured(model, JudgedClaims, MESSAGES)
-    assert reply.verdicts[0].verdict == "supported"
-    assert len(server.requests) == 1 and server.requests[0]["tools"]
-    monkeypatch.setenv("GROUNDED_RAG_STRUCTURED_OUTPUT", "xml")
-    with pytest.raises(ValueError, match="GROUNDED_RAG_STRUCTURED_OUTPUT must be"):
-        invoke_structured(model, JudgedClaims, MESSAGES)
-
-
-def test_parse_json_reply_repairs_and_refuses():
-    cut = '{"answerable": true, "statements": [{"text": "A.", "citations": ["S1.1"]}, {"te'
-    assert parse_json_reply(cut, CitedAnswer).statements[0].text == "A."
-    wrapped = json.dumps({"CitedAnswer": ANSWER})
-    assert parse_json_reply(wrapped, CitedAnswer).answerable
-    with pytest.raises(ValueError, match="no JSON object"):
-        parse_json_reply("I cannot answer that.", CitedAnswer)
-    with pytest.raises(ValueError):  # pydantic's ValidationError is a ValueError
-        parse_json_reply('{"answerable": "maybe"}', CitedAnswer)
 
 
 # -- faults: bounded retries, then a clear error or finding --------------------------------------
@@ -266,8 +159,10 @@ def test_malformed_json_content_is_retried_then_a_finding():
         model = chat_model_from_spec(f"openai:m@{server.url}")
         with pytest.raises(StructuredOutputFailure) as info:
             invoke_structured(model, CitedAnswer, MESSAGES)
-    # json_schema once (malformed), tools refused, plain JSON once (malformed): bounded.
-    assert len(info.value.errors) == 3 and len(server.requests) == 3
+    # json_schema and json_object once each (malformed), tools refused, plain JSON once
+    # (malformed): bounded.
+    assert len(info.value.errors) == 4 and len(server.requests) == 4
+    assert shapes(server) == ["json_schema", "json_object", None, None]
 
 
 # -- the whole graph over HTTP -------------------------------------------------------------------
@@ -278,17 +173,25 @@ def graph_on(server: ScriptedServer, **kwargs: Any):
                        verifier=model, **kwargs)
 
 
-def test_graph_answers_and_verifies_through_tool_calls():
+@pytest.mark.parametrize(("schema_reply", "kinds"), [
+    (None, ["json_schema", "json_object:CitedAnswer", "json_object:JudgedClaims"]),
+    ("I am a plain model.", ["json_schema", "json_object:CitedAnswer", "tool:CitedAnswer",
+                             "tool:JudgedClaims"]),
+])
+def test_graph_answers_and_verifies_over_the_learned_method(schema_reply, kinds):
     payloads = {"CitedAnswer": ANSWER, "JudgedClaims": VERDICTS}
-    with ScriptedServer(llama_cpp_like(payloads.__getitem__)) as server:
+    with ScriptedServer(llama_cpp_like(payloads.__getitem__,
+                                       schema_reply=schema_reply)) as server:
         out = graph_on(server).invoke({"question": "How long does the X100 battery last?"})
     assert out["status"] == "answered"
     assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
     assert out["claims"][0]["verdict"] == "supported"
-    # generator: json_schema refused, tools; judge: tools straight away (learned per server)
-    kinds = ["schema" if r.get("response_format") else r["tools"][0]["function"]["name"]
-             for r in server.requests]
-    assert kinds == ["schema", "CitedAnswer", "JudgedClaims"]
+    # the generator probes the ladder; the judge uses the method learned for the server
+    seen = [(f"{r['response_format']['type']}:{r['response_format']['schema']['title']}"
+             if (r.get("response_format") or {}).get("type") == "json_object"
+             else r["response_format"]["type"] if r.get("response_format")
+             else f"tool:{r['tools'][0]['function']['name']}") for r in server.requests]
+    assert seen == kinds
 
 
 def test_graph_abstains_with_a_finding_on_malformed_replies():
@@ -304,7 +207,7 @@ def test_graph_abstains_with_a_finding_on_malformed_replies():
                                       config={"configurable": {"max_retries": 1}})
     assert out["status"] == "abstained" and out["decided_by"] == "generator"
     assert any(f["type"] == "malformed_output" for f in out["findings"])
-    assert len(server.requests) <= 2 * 3  # two attempts x (at most) the three methods
+    assert len(server.requests) <= 2 * 4  # two attempts x (at most) the four methods
 
 
 def test_graph_stops_on_a_dead_server_and_writes_no_answer(monkeypatch):

@@ -1,8 +1,9 @@
 """A served generator's answer-or-decline decision, read from logprobs (``_served_decision``).
 
 Every server is ``tests.openai_server.ScriptedServer`` on loopback, shaped like
-llama-cpp-python's (``json_schema`` refused with 422, forced tool calls decoded under the
-schema's grammar); the real ``openai`` client and ``langchain-openai`` parse the replies.
+llama-cpp-python's (``json_schema`` refused with 422; ``json_object`` with the schema, and
+forced tool calls, decoded under the schema's grammar); the real ``openai`` client and
+``langchain-openai`` parse the replies.
 """
 
 from __future__ import annotations
@@ -96,12 +97,25 @@ def with_logprobs(payload: dict[str, Any], value_tokens: tuple[str, ...],
     return reply
 
 
-def llama_server(generator: Any):
-    """A llama-cpp-python-like server; ``generator(body)`` answers the CitedAnswer calls."""
+def llama_server(generator: Any, *, takes_schema: bool = True):
+    """A llama-cpp-python-like server; ``generator(body)`` answers the CitedAnswer calls.
+
+    ``json_schema`` is refused (422). ``generator`` writes a tool call; a request with the
+    ``json_object`` response format and the schema gets its arguments as the reply's text,
+    logprobs and all (``takes_schema`` False: a server that ignores that schema, answering
+    prose, so the ladder settles on tool calls).
+    """
 
     def handler(body: dict, n: int) -> Reply:
-        if (body.get("response_format") or {}).get("type") == "json_schema":
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
             return error(422, "response_format.type: Input should be 'text' or 'json_object'")
+        if fmt.get("type") == "json_object":
+            if not takes_schema:
+                return completion("I am a plain model.")
+            if fmt["schema"]["title"] == "JudgedClaims":
+                return completion(json.dumps(VERDICTS))
+            return as_text(generator(body))
         tools = body.get("tools")
         if tools and tools[0]["function"]["name"] == "JudgedClaims":
             return completion(tool_calls=[tool_call("JudgedClaims", VERDICTS)])
@@ -110,11 +124,36 @@ def llama_server(generator: Any):
     return handler
 
 
+def as_text(reply: Reply) -> Reply:
+    """A tool-call completion as the same object written in the reply's text."""
+    if reply.status != 200:
+        return reply
+    choice = reply.body["choices"][0]
+    [call] = choice["message"].pop("tool_calls")
+    choice["message"]["content"] = call["function"]["arguments"]
+    choice["finish_reason"] = "stop"
+    return reply
+
+
+def schema_of(body: dict) -> dict[str, Any]:
+    """The properties of the schema a request asks for (response format or tool)."""
+    fmt = body.get("response_format") or {}
+    schema = fmt.get("schema") or body["tools"][0]["function"]["parameters"]
+    return schema["properties"]
+
+
 def tool_kinds(server: ScriptedServer) -> list[str]:
-    """Each request: ``schema`` (json_schema), else the tool's name, ``+lp`` with logprobs."""
-    return [("schema" if r.get("response_format") else
-             r["tools"][0]["function"]["name"] if r.get("tools") else "json")
-            + ("+lp" if r.get("logprobs") else "") for r in server.requests]
+    """Each request: ``schema`` (json_schema), ``obj:<title>`` (json_object with the schema),
+    else the tool's name; ``+lp`` with logprobs."""
+
+    def kind(r: dict) -> str:
+        fmt = r.get("response_format") or {}
+        if fmt.get("type") == "json_object":
+            return "obj:" + fmt["schema"]["title"]
+        return ("schema" if fmt else
+                r["tools"][0]["function"]["name"] if r.get("tools") else "json")
+
+    return [kind(r) + ("+lp" if r.get("logprobs") else "") for r in server.requests]
 
 
 def ask(server: ScriptedServer, verifier: Any = None, question: str = QUESTION,
@@ -163,24 +202,32 @@ def test_no_answerable_key_or_no_value_is_no_score():
 
 # -- the threshold decides ----------------------------------------------------------------------
 
-def test_threshold_overrules_a_decline_and_the_decided_reask_answers(monkeypatch):
+@pytest.mark.parametrize(("takes_schema", "kinds"), [
+    (True, ["schema+lp", "obj:CitedAnswer+lp", "obj:CitedAnswer", "obj:JudgedClaims"]),
+    (False, ["schema+lp", "obj:CitedAnswer+lp", "CitedAnswer+lp", "CitedAnswer",
+             "JudgedClaims"]),
+])
+def test_threshold_overrules_a_decline_and_the_decided_reask_answers(monkeypatch,
+                                                                     takes_schema, kinds):
     threshold_at(monkeypatch, -1.0)
 
     def generator(body: dict) -> Reply:
         if body.get("logprobs"):
             assert body["top_logprobs"] == 5
             return with_logprobs(DECLINE, (" false",), {" false": -0.45, " true": -0.95})
-        schema = body["tools"][0]["function"]["parameters"]["properties"]
+        schema = schema_of(body)
         assert schema["answerable"]["enum"] == [True] and schema["statements"]["minItems"] == 1
         return completion(tool_calls=[tool_call("CitedAnswer", ANSWER)])
 
-    with ScriptedServer(llama_server(generator)) as server:
+    with ScriptedServer(llama_server(generator, takes_schema=takes_schema)) as server:
         out = ask(server)
     assert out["status"] == "answered", out["findings"]
     assert "10 hours" in out["answer"]
+    # the logprobs came back through whichever method the ladder settled on
     assert out["stage_scores"]["generator"] == pytest.approx(-0.5)
-    # json_schema refused, the logprobs draft declined, asked once more decided, the judge
-    assert tool_kinds(server) == ["schema+lp", "CitedAnswer+lp", "CitedAnswer", "JudgedClaims"]
+    # json_schema refused, the logprobs draft declined, asked once more decided by the
+    # method remembered for the server, the judge likewise
+    assert tool_kinds(server) == kinds
 
 
 def test_the_decided_reask_is_reported_with_the_calls_it_took(monkeypatch):
@@ -198,17 +245,21 @@ def test_the_decided_reask_is_reported_with_the_calls_it_took(monkeypatch):
     assert "(2 generator calls)" in note["detail"]
 
 
-def test_threshold_overrules_an_answer(monkeypatch):
+@pytest.mark.parametrize(("takes_schema", "kinds"), [
+    (True, ["schema+lp", "obj:CitedAnswer+lp"]),
+    (False, ["schema+lp", "obj:CitedAnswer+lp", "CitedAnswer+lp"]),
+])
+def test_threshold_overrules_an_answer(monkeypatch, takes_schema, kinds):
     threshold_at(monkeypatch, 1.0)
     generator = lambda body: with_logprobs(  # noqa: E731
         ANSWER, (" tr", "ue"), {" tr": -0.5, " false": -0.9})
-    with ScriptedServer(llama_server(generator)) as server:
+    with ScriptedServer(llama_server(generator, takes_schema=takes_schema)) as server:
         out = ask(server)
     assert out["status"] == "abstained" and out["decided_by"] == "generator"
     [declined] = [f for f in out["findings"] if f["type"] == "generator_declined"]
     assert "log-odds 0.40 did not reach 1.00" in declined["detail"]
     assert out["stage_scores"]["generator"] == pytest.approx(0.4)
-    assert tool_kinds(server) == ["schema+lp", "CitedAnswer+lp"]  # no re-ask, no judge
+    assert tool_kinds(server) == kinds  # no re-ask, no judge
 
 
 def test_a_decided_served_draft_is_revised_without_deciding_again(monkeypatch):
@@ -266,7 +317,7 @@ def test_a_server_that_ignores_logprobs_keeps_its_choice_and_is_remembered():
         model = chat_model_from_spec(f"openai:served-model@{server.url}")
         assert logprobs_refusal(model) == "the server sent no logprobs"
     assert out["status"] == "answered" and "generator" not in out["stage_scores"]
-    assert tool_kinds(server) == ["schema+lp", "CitedAnswer+lp", "JudgedClaims"]
+    assert tool_kinds(server) == ["schema+lp", "obj:CitedAnswer+lp", "obj:JudgedClaims"]
 
 
 def test_a_real_server_error_is_not_taken_for_a_logprobs_refusal():
