@@ -69,6 +69,14 @@ class Context:
             "evidence in the other language 0.01); 0.26 is the stricter large-pool gate."
         },
     )
+    keep_verified: bool = field(
+        default=True,
+        metadata={
+            "description": "When the revisions are spent, deliver the statements whose claims "
+            "all hold (flag partial_answer) if they still answer the question, instead of "
+            "abstaining; False abstains whenever a claim fails."
+        },
+    )
     predicate_check: bool = field(
         default=True,
         metadata={

@@ -28,6 +28,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "quote_match_threshold": 0.95,
         "extractor_model": "auto",
         "review_threshold": 0.9,
+        "keep_verified": False,
     },
     "balanced": {},
     "fast": {

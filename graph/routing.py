@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from grounded_rag.state import State
+from grounded_rag.verification.partial import verified_part
 
 
 def _has_critical(state: State) -> bool:
@@ -56,7 +57,9 @@ def route_after_verify(
     the predicate of a yes/no question, the kind of value asked for) is revised while the
     budget lasts, then abstains: true sentences that do not answer are not an answer. A
     statement in another language than the question's (``answer_language``) is revised
-    while the budget lasts, then delivered with the flag.
+    while the budget lasts, then delivered with the flag. When the budget is spent and some
+    statements hold and still answer the question, those are delivered (``keep_verified``,
+    :func:`kept_statements`).
     """
     claims = state.get("claims", [])
     passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
@@ -67,7 +70,18 @@ def route_after_verify(
         if "answer_language" in kinds and _can_retry(state):
             return "prepare_feedback"  # rewritten in the question's language, else flagged
         return "finalize_answer"
+    if not _can_retry(state) and not _has_critical(state) and kept_statements(state):
+        return "finalize_answer"
     return _retry_or_abstain(state)
+
+
+def kept_statements(state: State) -> list[int] | None:
+    """The statements of a failed last draft that hold and answer (None: none, or not asked)."""
+    if not state.get("keep_verified", True) or "human_edited" in state.get("flags", []):
+        return None
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    return verified_part(statements, state.get("claims", []), state.get("question", ""),
+                         state.get("evidence", []), state.get("language") or "en")
 
 
 def route_after_finalize(

@@ -83,3 +83,5 @@ class State(InputState, OutputState, total=False):  # type: ignore[misc]
     """Citation-check findings of the current draft, indexed by statement."""
     max_retries: int
     """Regeneration budget of this run (copied from the settings for the pure routers)."""
+    keep_verified: bool
+    """Deliver the verified part of the last draft (copied from the settings, as above)."""

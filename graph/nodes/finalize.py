@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -11,6 +11,7 @@ from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_claims, settled
 from grounded_rag.retrieval.loaders import public_url
+from grounded_rag.routing import kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Source
 
@@ -21,12 +22,18 @@ def finalize_answer(
     """Compose the answer with [n] markers, the references list and the scores."""
     language = lang(state)
     progress("finalizing", language)
-    answer, sources = _compose((state.get("draft") or {"statements": []})["statements"],
-                               state.get("evidence", []), language)
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    claims = state.get("claims", [])
+    dropped: list[Claim] = []
+    keep = kept_statements(state)
+    if keep is not None:  # the revisions are spent: deliver the part that holds
+        statements, claims, dropped = _verified_part(statements, claims, keep)
+    answer, sources = _compose(statements, state.get("evidence", []), language)
     verification = state.get("verification") or "complete"
-    final = settled(state.get("claims", []), state, parts.settings(runtime, config),
-                    verification)
+    final = settled(claims, state, parts.settings(runtime, config), verification)
     flags = answer_flags(state)
+    if dropped:
+        flags.append("partial_answer")
     if "human_edited" in state.get("flags", []):  # survives the re-verification of an edit
         flags.append("human_edited")
     if verification == "partial":
@@ -37,11 +44,22 @@ def finalize_answer(
         flags.append("needs_review")
     return {
         "status": "answered", "answer": answer, "sources": sources, **final,
-        "removed_claims": removed_claims(state.get("history", []), final["claims"]),
+        "removed_claims": removed_claims([*state.get("history", []), {"claims": dropped}],
+                                         final["claims"]),
         "flags": flags, "verification": verification,
         "checked_claims": state.get("checked_claims", len(final["claims"])),
         "verification_error": "", "warnings": [], "decided_by": "verification",
     }
+
+
+def _verified_part(statements: list[Claim], claims: list[Claim], keep: list[int]
+                   ) -> tuple[list[Claim], list[Claim], list[Claim]]:
+    """The kept statements, their claims (renumbered) and the claims dropped with the rest."""
+    position = {old: new for new, old in enumerate(keep)}
+    kept = [cast(Claim, {**c, "statement": position[c["statement"]]})
+            for c in claims if c.get("statement", -1) in position]
+    dropped = [c for c in claims if c.get("statement", -1) not in position]
+    return [statements[i] for i in keep], kept, dropped
 
 
 def _compose(

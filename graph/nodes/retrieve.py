@@ -71,7 +71,8 @@ def retrieve_evidence(
         "question": question, "language": language, "evidence": evidence,
         "findings": findings, "draft": None, "claims": [], "removed_claims": [],
         "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
-        "max_retries": settings.max_retries, "timings_ms": timings,
+        "max_retries": settings.max_retries, "keep_verified": settings.keep_verified,
+        "timings_ms": timings,
         "verification": "none", "checked_claims": 0, "verification_error": "",
         "warnings": [], "stage_scores": {},
     }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
@@ -321,7 +322,10 @@ def _compared_unnamed(
     # A name is found as written too (case aside): sources run sentences together
     # ("...family.Adlumia is a genus"), which hides it from the tokenizer.
     flat = " ".join(texts).lower()
-    return [term for group in groups
+    # A word the compared names share ("Gynaika Magazine and New! Magazine") names neither.
+    counts = Counter(t.token for group in groups for t in {t.token: t for t in group}.values())
+    own = [[t for t in group if counts[t.token] == 1] or group for group in groups]
+    return [term for group in own
             if asked.missing_terms(group, texts) == group
             and not any(term.surface.lower() in flat for term in group)
             for term in group]

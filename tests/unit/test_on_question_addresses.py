@@ -153,6 +153,17 @@ def test_a_comparison_needs_sentences_about_the_compared_things():
     elsewhere = _statement("No.", "The Saimaa Gesture is a 1981 film by Finnish directors.")
     assert len(_findings(question, [elsewhere], [], "en")) == 1
 
+    # A word both names share ("Magazine") names neither: a quote about one magazine that
+    # never names Gynaika does not speak to "Gynaika Magazine" (a small-corpus answer).
+    question = "Are Gynaika Magazine and New! Magazine both tailored to a female audience?"
+    one = _statement("New! Magazine is a British weekly magazine.",
+                     "New! Magazine is a British weekly magazine, specialising in celebrity "
+                     "news.")
+    assert len(_findings(question, [one], [], "en")) == 1
+    both = _statement("No.", "Gynaika Magazine was the first Greek women's magazine. New! "
+                      "Magazine is a British weekly magazine.")
+    assert _findings(question, [both], [], "en") == []
+
 
 def test_when_as_a_conjunction_does_not_ask_for_a_date():
     question = "She was on holiday in which city when she became paralysed by polio?"

@@ -1,0 +1,42 @@
+"""What holds when the budget is spent: the statements whose claims all passed.
+
+After the last revision, an answer with one statement the judge did not accept used to be
+thrown away whole, also when its other statements were verified and answered the question
+("Columbia University is a private Ivy League research university in Upper Manhattan",
+beside a revision's "Capitol Technology University is not ..." that no sentence states).
+The verified part is delivered instead, flagged ``partial_answer``, when it still answers
+the question by the same deterministic checks as a whole draft (no statement unrelated to
+the question, no ``off_question`` finding: the asked kind of value or yes/no predicate is
+there). Otherwise the run abstains as before.
+"""
+
+from __future__ import annotations
+
+from grounded_rag.types import Claim, Evidence
+from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
+
+PASSING = ("supported", "unchecked")
+"""Claim verdicts that do not block an answer (``unchecked``: sampled out or deferred)."""
+
+
+def verified_part(statements: list[Claim], claims: list[Claim], question: str,
+                  evidence: list[Evidence], language: str) -> list[int] | None:
+    """Indices of the statements to deliver, or None when no part of the draft answers.
+
+    A statement is kept when it has claims and all of them pass; None also when every
+    statement passes (that is a whole answer, not a part of one).
+    """
+    if not statements or not claims:
+        return None
+    having = {c.get("statement", -1) for c in claims}
+    failing = {c.get("statement", -1) for c in claims if c.get("verdict") not in PASSING}
+    keep = [i for i in range(len(statements)) if i in having and i not in failing]
+    if not keep or not failing:
+        return None
+    kept = [statements[i] for i in keep]
+    if unrelated_statements(question, kept):
+        return None
+    findings = off_question_findings(question, kept, evidence, language)
+    if any(f["type"] == "off_question" for f in findings):
+        return None
+    return keep

@@ -1,0 +1,52 @@
+"""When the revisions are spent, the statements that hold are delivered if they answer."""
+
+from __future__ import annotations
+
+from grounded_rag import Context
+from tests.fakes import answer
+from tests.unit.test_graph import SPEC_EN, make
+
+QUESTION = "How long does the X100 battery last?"
+HALF_WRONG = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"),
+                    ("The X100 battery lasts 24 hours when idle.", "spec#sec2"))
+
+
+def test_the_part_that_holds_is_delivered_flagged_with_the_rest_removed():
+    graph, model, _, _ = make({"CitedAnswer": [HALF_WRONG, HALF_WRONG]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=1))
+    assert out["status"] == "answered" and out["decided_by"] == "verification"
+    assert len(model.calls_for("CitedAnswer")) == 2  # revised first, as before
+    assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
+    assert [(c["text"], c["verdict"], c["statement"]) for c in out["claims"]] == [
+        ("The X100 battery lasts up to 10 hours.", "supported", 0)]
+    assert "partial_answer" in out["flags"]
+    removed = {c["text"]: c for c in out["removed_claims"]}
+    assert removed["The X100 battery lasts 24 hours when idle."]["verdict"] == "contradicted"
+    assert removed["The X100 battery lasts 24 hours when idle."]["status"] == "removed"
+
+
+def test_no_partial_answer_when_switched_off_or_when_the_rest_does_not_answer():
+    graph, _, _, _ = make({"CitedAnswer": [HALF_WRONG]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION},
+                       context=Context(max_retries=0, keep_verified=False))
+    assert out["status"] == "abstained" and out["claims"] == []
+    # high_precision abstains too
+    out = graph.invoke({"question": QUESTION},
+                       context=Context(max_retries=0, preset="high_precision"))
+    assert out["status"] == "abstained"
+    # what holds names no duration: true, but not an answer to "how long"
+    no_value = answer(("The X100 has a battery.", "spec#sec2"),
+                      ("The X100 battery lasts 24 hours.", "spec#sec2"))
+    graph, _, _, _ = make({"CitedAnswer": [no_value]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=0))
+    assert out["status"] == "abstained"
+    assert "partial_answer" not in out["flags"]
+
+
+def test_a_draft_that_holds_whole_is_no_partial_answer():
+    graph, _, _, _ = make({"CitedAnswer": [answer(
+        ("The X100 battery lasts up to 10 hours.", "spec#sec2"),
+        ("Charging takes 2 hours.", "spec#sec2"))]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=0))
+    assert out["status"] == "answered" and "partial_answer" not in out["flags"]
+    assert len(out["claims"]) == 2
