@@ -265,6 +265,9 @@ def print_summary(s: dict[str, Any], threads: int | None, load_before: str,
           f"{t['generation_passes'] / gen if gen else float('nan'):.2f}; drafts accepted "
           f"{t['accepted']}/{t['drafted']} = "
           f"{t['accepted'] / t['drafted'] if t['drafted'] else float('nan'):.2f}")
+    rt = local_runtime()
+    if rt is not None:
+        print(f"   {rt.drafts.describe()}")
     ref = s.get("reference_s")
     if ref:
         print(f"   reference pass (512-token prompt + 64 tokens) {ref:.2f} s "
@@ -293,9 +296,10 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for every answer, e.g. --set evidence_tokens=0")
     parser.add_argument("--no-warmup", action="store_true", help="count the first answer too")
-    parser.add_argument("--draft", type=int, default=None,
-                        help="longest prompt-lookup draft of the generator (0: off; default "
-                             "$GROUNDED_RAG_DRAFT_TOKENS or the built-in default)")
+    parser.add_argument("--draft", default=None,
+                        help="longest prompt-lookup draft of the generator: a number (0: off) "
+                             "or auto (measured pass costs decide); default "
+                             "$GROUNDED_RAG_DRAFT_TOKENS, else auto")
     parser.add_argument("--json", default=None, help="write every answer's record here")
     args = parser.parse_args()
 
@@ -306,7 +310,9 @@ def main() -> int:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     if args.draft is not None:
-        os.environ["GROUNDED_RAG_DRAFT_TOKENS"] = str(max(0, args.draft))
+        if args.draft.strip().lower() != "auto" and not args.draft.strip().isdigit():
+            parser.error("--draft takes a number >= 0 or auto")
+        os.environ["GROUNDED_RAG_DRAFT_TOKENS"] = args.draft.strip().lower()
 
     from grounded_rag.context import validate_settings
     from grounded_rag.evaluation._answer import contains_answer

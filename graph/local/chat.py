@@ -69,9 +69,11 @@ class ChatLocal(BaseChatModel):
     seed: int = DEFAULT_SEED
     """Seed (decoding is greedy; the seed pins any remaining sampler state)."""
     draft_tokens: int = Field(default_factory=default_draft)
-    """Longest prompt-lookup draft checked per forward pass (0: one token per pass, the
-    default; ``$GROUNDED_RAG_DRAFT_TOKENS``). Greedy output is the same either way except at
-    near-ties that batching rounds the other way (``grounded_rag.local.decoding``)."""
+    """Longest prompt-lookup draft checked per forward pass: 0 decodes one token per pass;
+    -1 (the default, ``$GROUNDED_RAG_DRAFT_TOKENS=auto``) drafts where this machine's
+    measured pass costs say it pays (``grounded_rag.local.draft_policy``). Greedy output is
+    the same either way except at near-ties that batching rounds the other way
+    (``grounded_rag.local.decoding``)."""
     decide: dict[str, float | None] = Field(default_factory=_score_answerable)
     """Boolean fields of a structured output read as scores: the log-odds of ``true`` over
     ``false`` where the output states the field is recorded in the reply's

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from grounded_rag.local.choices import Choice, _Choices
+from grounded_rag.local.draft_policy import AUTO, DraftPolicy
 from grounded_rag.local.grammar import GreedyGrammar
 from grounded_rag.local.lookup import propose
 from grounded_rag.local.runtime import require_llama_cpp
@@ -32,23 +35,30 @@ if TYPE_CHECKING:
     from grounded_rag.local.runtime import LocalRuntime
 
 DRAFT_ENV = "GROUNDED_RAG_DRAFT_TOKENS"
-"""Environment variable with the longest prompt-lookup draft (0 turns speculation off)."""
+"""Environment variable with the longest prompt-lookup draft: ``auto`` (the default), or a
+number (0 turns speculation off)."""
 
-DEFAULT_DRAFT = 0
-"""Speculation is off unless asked for: on a 2-core CPU a batched pass of k tokens costs
-about as much as k single-token passes (llama.cpp's CPU decode is compute-bound at this
-model size), so accepted drafts save forward passes but not time there; and batched and
-single-token passes round differently, which can flip a greedy near-tie (as a cached prompt
-prefix can). Set ``$GROUNDED_RAG_DRAFT_TOKENS`` (4-6) where passes are memory-bound."""
+DEFAULT_DRAFT = AUTO
+"""The runtime's :class:`~grounded_rag.local.draft_policy.DraftPolicy` decides from measured
+pass costs: drafts pay where a batched pass is much cheaper per token than single-token
+passes (llama.cpp's AVX-512 kernels), and lose where it is not (generic kernels on 2 cores).
+Batched and single-token passes round differently, which can flip a greedy near-tie (as a
+cached prompt prefix can)."""
 
 
 def default_draft() -> int:
-    """``$GROUNDED_RAG_DRAFT_TOKENS`` when set to an int >= 0, else :data:`DEFAULT_DRAFT`."""
+    """The draft length ``$GROUNDED_RAG_DRAFT_TOKENS`` asks for.
+
+    An int >= 0 as given; ``auto``, unset or unreadable: :data:`DEFAULT_DRAFT` (``-1``,
+    measured).
+    """
+    raw = os.environ.get(DRAFT_ENV, "").strip().lower()
+    if raw in ("", "auto"):
+        return DEFAULT_DRAFT
     try:
-        value = int(os.environ.get(DRAFT_ENV, "") or DEFAULT_DRAFT)
+        return max(0, int(raw))
     except ValueError:
         return DEFAULT_DRAFT
-    return max(0, value)
 
 
 @dataclass
@@ -67,28 +77,6 @@ class Completion:
     accepted: int = 0
     choices: dict[str, float] = field(default_factory=dict)
     """Log-odds of ``true`` over ``false`` at each :class:`Choice` the output reached."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A boolean the output states after ``marker`` (e.g. ``"answerable":``), read as a score.
-
-    At the first position after the marker the model's log-odds of ``true`` over ``false``
-    (each side the log-sum-exp over the tokens that start the word, leading space allowed)
-    is recorded under ``key``. With ``threshold`` set, the value is then decided by that
-    score rather than by the greedy pick: ``true`` when the log-odds reach ``threshold``,
-    else ``false`` (only that word's tokens stay allowed at that position). A threshold of
-    0 is the greedy choice up to whitespace; lower thresholds make ``true`` easier.
-
-    ``nonempty`` names the array that must then have an item when a threshold decided
-    ``true`` (``"statements":[``, whitespace ignored): right after it opens, ``]`` is not
-    allowed, so "answerable, and here is nothing" cannot be written.
-    """
-
-    key: str
-    marker: str
-    threshold: float | None = None
-    nonempty: str | None = None
 
 
 _GRAMMARS: dict[str, Any] = {}
@@ -171,7 +159,9 @@ def complete(
         max_tokens: Budget (None or <= 0: up to the end of the context).
         grammar: A ``LlamaGrammar`` constraining the output (see :func:`grammar_for`).
         stop: Stop strings (the text is cut before the first one found).
-        draft: Longest prompt-lookup draft per pass; 0 decodes one token per pass.
+        draft: Longest prompt-lookup draft per pass; 0 decodes one token per pass; a
+            negative value (:data:`DEFAULT_DRAFT`) lets ``runtime.drafts`` (a
+            :class:`DraftPolicy`) choose from the pass costs it has measured.
         choices: Booleans of the output to score (and, with a threshold, decide); no
             draft is proposed while one of them is still ahead.
     """
@@ -189,6 +179,9 @@ def complete(
     out = _Text(llama, prompt, stop, max_tokens,
                 lambda t: bool(llama_cpp.llama_vocab_is_eog(vocab, t)))
     work = runtime.work
+    policy: DraftPolicy | None = getattr(runtime, "drafts", None)
+    if draft < 0:
+        draft = policy.choose() if policy is not None else 0
 
     # The prompt: reuse the longest cached prefix, always re-evaluating the last token.
     held = 0
@@ -209,7 +202,7 @@ def complete(
     result = Completion(text="", tokens=[], finish_reason="length", prompt_tokens=len(prompt))
     try:
         _decode(runtime, sampler, out, result, list(prompt), max_tokens, draft,
-                _Choices(llama, choices) if choices else None)
+                _Choices(llama, choices) if choices else None, policy)
     except Exception:
         llama.n_tokens = 0  # the KV cache may hold anything now: start afresh next time
         raise
@@ -225,8 +218,11 @@ def complete(
 
 def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             history: list[int], max_tokens: int, draft: int,
-            choices: _Choices | None = None) -> None:
-    """The decoding loop of :func:`complete` (the prompt is evaluated already)."""
+            choices: _Choices | None = None, policy: DraftPolicy | None = None) -> None:
+    """The decoding loop of :func:`complete` (the prompt is evaluated already).
+
+    ``policy`` is told the wall time of every pass (single or drafted) and what it kept.
+    """
     from llama_cpp import _internals
 
     llama, work, n_ctx = runtime.llama, runtime.work, runtime.n_ctx
@@ -252,7 +248,10 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             wanted = 0
         guess = propose(history + [token], wanted) if batch is not None and wanted > 0 else []
         if not guess:
+            started = time.perf_counter()
             work.eval(llama, [token], prompt=False)
+            if policy is not None:
+                policy.single(time.perf_counter() - started)
             result.passes += 1
             history.append(token)
             token = sample()
@@ -261,7 +260,9 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
         step = [token, *guess]
         assert batch is not None  # a guess is only proposed when there is a batch
         batch.set_batch(batch=step, n_past=n_past, logits_all=True)
+        started = time.perf_counter()
         ctx.decode(batch)
+        elapsed = time.perf_counter() - started
         llama.input_ids[n_past:n_past + len(step)] = step
         work.add(forward_passes=1)
         result.passes += 1
@@ -276,107 +277,10 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             kept += 1
             history.append(token)
         result.accepted += kept
+        if policy is not None:
+            policy.drafted(elapsed, kept + 1)
         # Positions past the last kept draft token hold rejected guesses: drop them.
         llama.n_tokens = n_past + 1 + kept
         ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
         llama._requires_eval = True
         cap = draft if kept == len(guess) else max(1, kept + 1)
-
-
-_WORD_TOKENS: dict[tuple[int, str], list[int]] = {}
-
-
-def _word_tokens(llama: Any, word: str) -> list[int]:
-    """Ids of the tokens that can start ``word`` (optionally after whitespace).
-
-    One scan of the vocabulary per model and word (about a second for 150k tokens), then
-    cached.
-    """
-    key = (id(llama), word)
-    found = _WORD_TOKENS.get(key)
-    if found is None:
-        found = []
-        for tid in range(llama.n_vocab()):
-            raw = llama.detokenize([tid])
-            try:
-                piece = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            stem = piece.lstrip(" \t\n")
-            if stem and word.startswith(stem):
-                found.append(tid)
-        _WORD_TOKENS[key] = found
-    return found
-
-
-class _Choices:
-    """The :class:`Choice` points of one completion, scored (and decided) as they come."""
-
-    def __init__(self, llama: Any, choices: Sequence[Choice]) -> None:
-        self.llama = llama
-        self.ahead = list(choices)
-        self.true = _word_tokens(llama, "true")
-        self.false = _word_tokens(llama, "false")
-        self.guard: str | None = None
-        """The array opening (whitespace removed) that must not be closed at once."""
-
-    @property
-    def pending(self) -> bool:
-        return bool(self.ahead) or self.guard is not None
-
-    def at(self, ctx: Any, text: bytes, scores: dict[str, float]) -> None:
-        """Score (and decide) the next choice when ``text`` ends at its marker."""
-        import numpy as np
-
-        logits = np.ctypeslib.as_array(ctx.get_logits_ith(-1), shape=(self.llama.n_vocab(),))
-        if self.guard is not None:
-            bare = b"".join(text.split())
-            opened = bare.find(self.guard.encode("utf-8"))
-            if opened >= 0:
-                if bare[opened + len(self.guard):]:
-                    self.guard = None  # the array has its first item (or more)
-                else:
-                    logits[_closing_tokens(self.llama)] = -np.inf
-        if not self.ahead or not text.rstrip().endswith(self.ahead[0].marker.encode("utf-8")):
-            return
-        choice = self.ahead.pop(0)
-        yes, no = logits[self.true], logits[self.false]
-        score = float(_lse(yes) - _lse(no))
-        scores[choice.key] = round(score, 4)
-        if choice.threshold is None:
-            return
-        says = score >= choice.threshold
-        if says and choice.nonempty:
-            self.guard = "".join(choice.nonempty.split())
-        keep = self.true if says else self.false
-        allowed = np.full(logits.shape, False)
-        allowed[keep] = True
-        logits[~allowed] = -np.inf  # the sampler reads this buffer next
-
-
-_CLOSING: dict[int, list[int]] = {}
-
-
-def _closing_tokens(llama: Any) -> list[int]:
-    """Ids of the tokens that close an array first thing (``]``, ``]}``, `` ]`` ...)."""
-    found = _CLOSING.get(id(llama))
-    if found is None:
-        found = []
-        for tid in range(llama.n_vocab()):
-            try:
-                piece = llama.detokenize([tid]).decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if piece.lstrip(" \t\n").startswith("]"):
-                found.append(tid)
-        _CLOSING[id(llama)] = found
-    return found
-
-
-def _lse(values: Any) -> float:
-    import numpy as np
-
-    if len(values) == 0:
-        return float("-inf")
-    top = float(np.max(values))
-    return top + float(np.log(np.sum(np.exp(values - top))))

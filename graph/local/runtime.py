@@ -19,6 +19,7 @@ from grounded_rag.local.assets import (
     ensure_model,
     parse_model_spec,
 )
+from grounded_rag.local.draft_policy import DraftPolicy
 from grounded_rag.local.threads import (  # noqa: F401  (re-exported: the thread policy's home)
     THREADS_ENV,
     cpu_cores,
@@ -156,6 +157,8 @@ class LocalRuntime:
                                                         repr=False)
     work: WorkCounter = field(default_factory=WorkCounter)
     """Tokens, forward passes and calls done on this model so far (all contexts)."""
+    drafts: DraftPolicy = field(default_factory=DraftPolicy)
+    """Measured costs of single and drafted decoding passes: whether drafts pay here."""
 
     def adapt_threads(self) -> int:
         """Re-choose the thread count with :func:`threads_for` (hold ``lock``); return it.

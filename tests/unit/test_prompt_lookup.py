@@ -190,3 +190,20 @@ def test_drafts_stop_at_the_context_end(fake):
     spec, _ = _complete(fake, PROMPT, max_tokens=None, draft=6)
     assert spec.tokens == plain.tokens and len(PROMPT) + len(spec.tokens) == fake.n_ctx
     assert fake.llama.kv_len <= fake.n_ctx
+
+
+def test_auto_drafts_follow_the_measured_policy(fake):
+    from grounded_rag.local.draft_policy import AUTO, DraftPolicy
+
+    plain, _ = _complete(fake, PROMPT, max_tokens=200, draft=0)
+    fake.drafts = DraftPolicy()
+    # Nothing measured yet: the first completion drafts, and both kinds of pass are timed.
+    spec, work = _complete(fake, PROMPT, max_tokens=200, draft=AUTO)
+    assert spec.tokens == plain.tokens and work.drafted > 0
+    assert fake.drafts.single_ms is not None and fake.drafts.drafted_ms is not None
+    # Told that drafted passes cost more per token kept, it decodes one token per pass.
+    fake.drafts._single.add(1.0, 1)
+    for _ in range(200):
+        fake.drafts._drafted.add(50.0, 1)
+    again, work = _complete(fake, PROMPT, max_tokens=200, draft=AUTO)
+    assert again.tokens == plain.tokens and work.drafted == 0
