@@ -27,9 +27,11 @@ OFF_QUESTION = {
 OFF_QUESTION_REASONS = {
     "en": {"heading": "it only repeats a heading of the source",
            "question": "it only repeats the question",
+           "asks": "it is a question, not an answer",
            "number": "it gives no number", "date": "it gives no date"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
            "question": "質問を繰り返しているだけです",
+           "asks": "答えではなく問いになっています",
            "number": "数値がありません", "date": "日付がありません"},
 }
 OFF_QUESTION_KINDS = {

@@ -146,6 +146,16 @@ def headings(evidence: Sequence[Evidence]) -> list[str]:
     return out
 
 
+def asks_back(text: str) -> bool:
+    """True for a statement that is a question ("…は現在でもありますか？"): no answer.
+
+    Citation markers are ignored; a question quoted inside a sentence (「なぜ？」という問い)
+    or at its end (He asked "why?") is not the statement asking.
+    """
+    body = re.sub(r"(?:\[\d+\])+", "", text).rstrip()
+    return body.endswith(("?", "？"))
+
+
 def unrelated_statements(question: str, statements: Sequence[Claim]) -> list[int]:
     """Indices of statements that have nothing to do with the question or the rest.
 
@@ -176,6 +186,8 @@ def off_question_findings(
 ) -> list[Finding]:
     """``off_question`` findings (major) for the statements that do not answer ``question``.
 
+    - A statement that is itself a question (it ends with "?" or "？": 「…は現在でもありますか？」
+      written back for a yes/no question) answers nothing.
     - A statement whose content tokens all come from one heading of the evidence (and, for a
       question that asks for a thing, add no word to the question's), or all come from the
       question, only restates it (checked for questions with a question word; a yes/no or
@@ -215,7 +227,9 @@ def off_question_findings(
         adds = {t for t in tokens - question_tokens if len(t) > 1 and not t[0].isdigit()
                 } if kind is None else set()
         reason = kind_name = ""
-        if tokens and not adds and any(tokens <= h for h in heading_tokens):
+        if asks_back(statement["text"]):
+            reason = texts.OFF_QUESTION_REASONS[lang]["asks"]
+        elif tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
         elif tokens and tokens <= question_tokens:
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]

@@ -85,6 +85,32 @@ def test_japanese_yes_no_answered_by_an_unrelated_true_sentence_is_flagged():
     assert "「支給」" in finding["detail"]
 
 
+@pytest.mark.parametrize(("question", "text", "language"), [
+    ("悪天候で飛行機が欠航した場合、追加の宿泊費は支給されますか？",
+     "欠航した場合、追加の宿泊費は支給されますか[1]？", "ja"),
+    ("悪天候で飛行機が欠航した場合、追加の宿泊費は支給されますか？",
+     "追加の宿泊費は全額支給されるのでしょうか？", "ja"),
+    ("Can the Aurora LX-3 be carried in an airplane cabin?",
+     "Is the Aurora LX-3 approved for carry-on in airplane cabins?", "en"),
+])
+def test_a_statement_that_asks_a_question_answers_nothing(question, text, language):
+    source = EXPENSES if language == "ja" else TRAVEL
+    statement = _statement(text, source["text"], source["source_id"])
+    (finding,) = _findings(question, [statement], [source], language)
+    assert finding["type"] == "off_question"
+    assert ("question, not an answer" in finding["detail"]
+            or "答えではなく問い" in finding["detail"])
+
+
+def test_a_question_quoted_inside_a_statement_is_not_asking():
+    from grounded_rag.verification.on_question import asks_back
+
+    assert asks_back("欠航した場合は支給されますか[1][2]？")
+    assert not asks_back("「なぜ？」という問いが残る。")
+    assert not asks_back('He asked "why?"')
+    assert not asks_back("Yes, it is approved for carry-on[1].")
+
+
 def test_how_much_needs_an_amount_of_money():
     question = "How much is the monthly fee?"
     billed = _statement("The monthly fee is billed on the first day of each month.",
