@@ -14,7 +14,7 @@ The last lines print the coefficients fitted on all of dev, in the form
 ``grounded_rag.verification.decision.DEFAULT_DECISION`` takes.
 
     .venv/bin/python benchmarks/decision_fit.py \
-        [--scores eval-results/decision-scores.jsonl] [--keep 0.97]
+        [--scores eval-results/decision-scores.jsonl] [--keep 0.97] [--held-out nomiracl]
 
 No model is run; a few seconds.
 """
@@ -96,12 +96,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scores", default="eval-results/decision-scores.jsonl")
     ap.add_argument("--keep", type=float, default=0.97)
+    ap.add_argument("--held-out", default="heldout",
+                    help="the split reported as held out: heldout (small corpora) or "
+                         "nomiracl (lines of decision_scores.py --nomiracl)")
     ap.add_argument("--gate-items", default="eval-results/small-corpus/gate-both.items.jsonl",
                     help="per-question output of `grounded-rag eval small-corpus --mode gate`")
     args = ap.parse_args()
     records = [json.loads(line) for line in Path(args.scores).read_text(
         encoding="utf-8").splitlines() if line.strip()]
-    records = [r for r in records if r.get("generator") is not None]
+    # NoMIRACL lines (decision_scores.py --nomiracl) keep the queries the gate stopped too
+    records = [r for r in records if r.get("generator") is not None and r.get("kept", True)]
     for r in records:
         if r["asked"] != "ja":
             r["answerability"] = None  # as in the graph: English is not checked
@@ -113,7 +117,10 @@ def main() -> None:
     for lang in ("ja", "en"):
         rows = [r for r in records if r["asked"] == lang]
         dev = [r for r in rows if r["split"] == "dev"]
-        held = [r for r in rows if r["split"] != "dev"]
+        held = [r for r in rows if r["split"] == args.held_out]
+        if not dev:
+            print(f"| {lang} | no dev questions in {args.scores}: nothing to fit | | | | |")
+            continue
         y_dev = np.array([int(r["answerable"]) for r in dev])
         y_held = np.array([int(r["answerable"]) for r in held])
         # today's rules: the greedy decline (and for Japanese the head at 0.40)
@@ -197,9 +204,8 @@ def report_product(fitted: dict[str, Any], scores: list[dict[str, Any]]) -> None
     print("|---|---|---|---|")
     for lang in ("ja", "en"):
         f = fitted[lang]
-        for split in ("dev", "heldout"):
-            rows = [r for r in scores if r["asked"] == lang and
-                    (r["split"] == "dev") == (split == "dev")]
+        for split in sorted({r["split"] for r in scores}):
+            rows = [r for r in scores if r["asked"] == lang and r["split"] == split]
             if not rows:
                 continue
             y = np.array([int(r["answerable"]) for r in rows])

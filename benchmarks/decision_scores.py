@@ -12,11 +12,14 @@ before the answer is written:
   tokens; no answer is written).
 
 These lines are what ``benchmarks/decision_fit.py`` fits and cross-validates the combiner
-on. Unanswerable questions that clear the gate are few, so all of them are kept; answerable
-ones are sampled per (split, language, type).
+on. ``--nomiracl N`` scores N NoMIRACL dev queries instead (balanced over language and
+answerable; each query's own ten passages are its corpus; split ``nomiracl``): their
+no-answer queries come with on-topic passages, the hard negatives that the small-corpus
+collections lack. Unanswerable questions that clear the gate are few, so all of them are
+kept; answerable ones are sampled per (split, language, type).
 
     .venv/bin/python benchmarks/decision_scores.py \
-        [--per-group 14] [--out eval-results/decision-scores.jsonl]
+        [--per-group 14] [--out eval-results/decision-scores.jsonl] [--nomiracl N]
 
 Resumable: ids already in ``--out`` are skipped. Model work: about one answerability pass
 (three short prompts) and one generator prompt per question.
@@ -41,14 +44,13 @@ def main() -> None:
     ap.add_argument("--out", default="eval-results/decision-scores.jsonl")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--splits", default="dev,heldout")
+    ap.add_argument("--nomiracl", type=int, default=0, metavar="N",
+                    help="score N NoMIRACL dev queries (balanced) instead of small corpora")
     ap.add_argument("--english-answerability", action="store_true",
                     help="also score English questions with the answerability head")
     args = ap.parse_args()
 
     from grounded_rag.context import apply_preset, validate_settings
-    from grounded_rag.evaluation._small_corpus import build_small_corpus
-    from grounded_rag.evaluation._small_corpus_gate import default_retriever_factory, gate_record
-    from grounded_rag.evaluation._small_corpus_run import load_sources
     from grounded_rag.lang import detect_language
     from grounded_rag.local.answerability import LocalAnswerabilityJudge
     from grounded_rag.local.chat import turn_end
@@ -66,6 +68,66 @@ def main() -> None:
     if out.exists():
         done = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()
                 if line.strip()}
+    if args.nomiracl:
+        todo = _nomiracl_todo(args.nomiracl, args.seed, settings)
+    else:
+        todo = _small_corpus_todo(args, settings)
+    judge = LocalAnswerabilityJudge(judge="head", thresholds={
+                                        "ja": 0.0, "en": 0.0 if args.english_answerability
+                                        else None},
+                                    passages=settings.answerability_passages)
+    rt = get_runtime(None)
+    schema = {"type": "json_object", "schema": CitedAnswer.model_json_schema()}
+    grammar = grammar_for(schema)
+    print(f"decision scores: {len(todo)} questions past the gate "
+          f"({sum(1 for t in todo if not t[0]['answerable'])} unanswerable); "
+          f"{len(done)} already in {out}", file=sys.stderr, flush=True)
+    with out.open("a", encoding="utf-8") as handle:
+        for n, (meta, question, evidence, gate) in enumerate(todo, 1):
+            if meta["id"] in done:
+                continue
+            t0 = time.perf_counter()
+            lang = detect_language(question)
+            ans = judge.assess(question, evidence, language=lang)
+            t1 = time.perf_counter()
+            view = evidence_view(question, evidence, settings.evidence_tokens)
+            sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
+            messages = answer_messages(question, sources, lang)
+            chat = [{"role": "system", "content": messages[0].content},
+                    {"role": "user", "content": messages[1].content}]
+            with rt.lock:
+                tokens = render_chat(rt, chat)
+                result = complete(rt, tokens, max_tokens=8, grammar=grammar,
+                                  stop=[turn_end(rt)],
+                                  choices=[Choice("answerable", '"answerable":')])
+            t2 = time.perf_counter()
+            record = {
+                **meta, "asked": lang,
+                "relevance": gate["best_relevance"], "gate_score": gate["gate_score"],
+                "gate": gate["gate"], "gold_rank": gate["gold_rank"],
+                "answerability": (round(float(ans["score"]), 4) if ans["passages"]
+                                  else None),
+                "generator": result.choices.get("answerable"),
+                "prompt_tokens": len(tokens),
+                "answerability_s": round(t1 - t0, 2), "generator_s": round(t2 - t1, 2),
+            }
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            print(f"  {n}/{len(todo)} {meta['id']} {meta['language']}/{meta['type']} "
+                  f"ans={record['answerability']} gen={record['generator']} "
+                  f"({t2 - t0:.1f} s)", file=sys.stderr, flush=True)
+
+
+Todo = list[tuple[dict[str, Any], str, list[Any], dict[str, Any]]]
+"""(record fields, question, evidence, gate fields) per question to score."""
+
+
+def _small_corpus_todo(args: argparse.Namespace, settings: Any) -> Todo:
+    """Small-corpus questions past the gate, sampled per (split, language, type)."""
+    from grounded_rag.evaluation._small_corpus import build_small_corpus
+    from grounded_rag.evaluation._small_corpus_gate import default_retriever_factory, gate_record
+    from grounded_rag.evaluation._small_corpus_run import load_sources
+
     data = build_small_corpus(load_sources(), seed=args.seed)
     factory = default_retriever_factory()
     rng = random.Random(args.seed)
@@ -83,16 +145,8 @@ def main() -> None:
     by_collection: dict[str, list[Any]] = defaultdict(list)
     for item in chosen:
         by_collection[item.collection].append(item)
-
-    judge = LocalAnswerabilityJudge(judge="head", thresholds={
-                                        "ja": 0.0, "en": 0.0 if args.english_answerability
-                                        else None},
-                                    passages=settings.answerability_passages)
-    rt = get_runtime(None)
-    schema = {"type": "json_object", "schema": CitedAnswer.model_json_schema()}
-    grammar = grammar_for(schema)
     kept: dict[tuple[str, str, str], int] = defaultdict(int)
-    todo = []
+    todo: Todo = []
     for cid in sorted(by_collection):
         retriever = factory(data.collections[cid].documents)
         for item in by_collection[cid]:
@@ -104,56 +158,52 @@ def main() -> None:
             if item.answerable and kept[key] >= args.per_group:
                 continue
             kept[key] += 1
-            todo.append((item, evidence, gate))
+            meta = {"id": item.id, "collection": item.collection, "split": item.split,
+                    "language": item.language, "type": item.group, "qtype": item.qtype,
+                    "answerable": item.answerable}
+            todo.append((meta, item.question, evidence, gate))
     # Unanswerable ones first (the rarer class), then the answerable ones round-robin over
     # the groups, so a run stopped early still has every group.
     seen: dict[tuple[str, str, str], int] = defaultdict(int)
     order = []
-    for t in todo:
-        group = (t[0].split, t[0].language, t[0].group)
-        order.append((t[0].answerable, seen[group]))
+    for meta, *_ in todo:
+        group = (meta["split"], meta["language"], meta["type"])
+        order.append((meta["answerable"], seen[group]))
         seen[group] += 1
-    todo = [t for _, t in sorted(zip(order, todo, strict=True), key=lambda p: p[0])]
-    print(f"decision scores: {len(todo)} questions past the gate "
-          f"({sum(1 for t in todo if not t[0].answerable)} unanswerable); "
-          f"{len(done)} already in {out}", file=sys.stderr, flush=True)
-    with out.open("a", encoding="utf-8") as handle:
-        for n, (item, evidence, gate) in enumerate(todo, 1):
-            if item.id in done:
-                continue
-            t0 = time.perf_counter()
-            lang = detect_language(item.question)
-            ans = judge.assess(item.question, evidence, language=lang)
-            t1 = time.perf_counter()
-            view = evidence_view(item.question, evidence, settings.evidence_tokens)
-            sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
-            messages = answer_messages(item.question, sources, lang)
-            chat = [{"role": "system", "content": messages[0].content},
-                    {"role": "user", "content": messages[1].content}]
-            with rt.lock:
-                tokens = render_chat(rt, chat)
-                result = complete(rt, tokens, max_tokens=8, grammar=grammar,
-                                  stop=[turn_end(rt)],
-                                  choices=[Choice("answerable", '"answerable":')])
-            t2 = time.perf_counter()
-            record = {
-                "id": item.id, "collection": item.collection, "split": item.split,
-                "language": item.language, "asked": lang, "type": item.group,
-                "qtype": item.qtype, "answerable": item.answerable,
-                "relevance": gate["best_relevance"], "gate_score": gate["gate_score"],
-                "gate": gate["gate"], "gold_rank": gate["gold_rank"],
-                "answerability": (round(float(ans["score"]), 4) if ans["passages"]
-                                  else None),
-                "generator": result.choices.get("answerable"),
-                "prompt_tokens": len(tokens),
-                "answerability_s": round(t1 - t0, 2), "generator_s": round(t2 - t1, 2),
-            }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            print(f"  {n}/{len(todo)} {item.id} {item.language}/{item.group} "
-                  f"ans={record['answerability']} gen={record['generator']} "
-                  f"({t2 - t0:.1f} s)", file=sys.stderr, flush=True)
+    return [t for _, t in sorted(zip(order, todo, strict=True), key=lambda p: p[0])]
 
+
+def _nomiracl_todo(limit: int, seed: int, settings: Any) -> Todo:
+    """``limit`` NoMIRACL dev queries (balanced), each retrieved from its own ten passages.
+
+    Every query is kept, past the gate or not (``gate.kept`` says which), since the graph's
+    gate decides before the stages scored here; the fit reads only those it kept.
+    """
+    from grounded_rag.evaluation._answer import memory_retriever_factory
+    from grounded_rag.evaluation._datasets import load_dataset, sample_items
+    from grounded_rag.lang import detect_language
+    from grounded_rag.retrieval.calibration import best_by_language, clears_gate
+
+    data = load_dataset("nomiracl")
+    items = sample_items(data.items, limit, strategy="balanced", seed=seed)
+    factory = memory_retriever_factory("hybrid")
+    todo: Todo = []
+    for item in items:
+        evidence = list(factory(item.corpus or []).retrieve(item.question, settings.top_k))
+        evidence = evidence[: settings.top_k]
+        asked = detect_language(item.question)
+        kept, best, same_gate, cross_gate = clears_gate(evidence, asked,
+                                                        settings.abstain_threshold)
+        same, cross = best_by_language(evidence, asked)
+        scale = same_gate / cross_gate if cross_gate > 0 else 1.0
+        gate = {"best_relevance": round(best, 4), "gate": same_gate, "gold_rank": None,
+                "gate_score": round(max(same, cross * scale if cross > 0 else 0.0), 6),
+                "kept": kept}
+        meta = {"id": f"nomiracl:{item.id}", "collection": f"nomiracl:{item.id}",
+                "split": "nomiracl", "language": item.language, "type": "nomiracl",
+                "qtype": "nomiracl", "answerable": bool(item.answerable), "kept": kept}
+        todo.append((meta, item.question, evidence, gate))
+    return todo
 
 if __name__ == "__main__":
     main()
