@@ -104,7 +104,7 @@ def main() -> None:
             record = {
                 **meta, "asked": lang,
                 "relevance": gate["best_relevance"], "gate_score": gate["gate_score"],
-                "gate": gate["gate"], "gold_rank": gate["gold_rank"],
+                "gate": gate["gate"], "gold_rank": gate.get("gold_rank"),
                 "answerability": (round(float(ans["score"]), 4) if ans["passages"]
                                   else None),
                 "generator": result.choices.get("answerable"),
@@ -181,8 +181,8 @@ def _nomiracl_todo(limit: int, seed: int, settings: Any) -> Todo:
     """
     from grounded_rag.evaluation._answer import memory_retriever_factory
     from grounded_rag.evaluation._datasets import load_dataset, sample_items
+    from grounded_rag.evaluation._small_corpus_gate import gate_fields
     from grounded_rag.lang import detect_language
-    from grounded_rag.retrieval.calibration import best_by_language, clears_gate
 
     data = load_dataset("nomiracl")
     items = sample_items(data.items, limit, strategy="balanced", seed=seed)
@@ -191,14 +191,8 @@ def _nomiracl_todo(limit: int, seed: int, settings: Any) -> Todo:
     for item in items:
         evidence = list(factory(item.corpus or []).retrieve(item.question, settings.top_k))
         evidence = evidence[: settings.top_k]
-        asked = detect_language(item.question)
-        kept, best, same_gate, cross_gate = clears_gate(evidence, asked,
-                                                        settings.abstain_threshold)
-        same, cross = best_by_language(evidence, asked)
-        scale = same_gate / cross_gate if cross_gate > 0 else 1.0
-        gate = {"best_relevance": round(best, 4), "gate": same_gate, "gold_rank": None,
-                "gate_score": round(max(same, cross * scale if cross > 0 else 0.0), 6),
-                "kept": kept}
+        gate = gate_fields(evidence, detect_language(item.question), settings.abstain_threshold)
+        kept = gate["kept"]
         meta = {"id": f"nomiracl:{item.id}", "collection": f"nomiracl:{item.id}",
                 "split": "nomiracl", "language": item.language, "type": "nomiracl",
                 "qtype": "nomiracl", "answerable": bool(item.answerable), "kept": kept}

@@ -54,32 +54,39 @@ def cross_ratio() -> float:
     return cross_language_threshold(1.0)
 
 
+def gate_fields(evidence: list[dict[str, Any]], asked: str,
+                threshold: float | None) -> dict[str, Any]:
+    """What the graph's gate sees in one retrieval, for a question in language ``asked``.
+
+    ``gate_score`` is the highest same-language threshold at which the gate still lets the
+    question through (other-language evidence counted on the same-language scale); ``gate``
+    is the same-language threshold in use, ``kept`` the gate's verdict.
+    """
+    from grounded_rag.retrieval.calibration import best_by_language, clears_gate
+
+    passes, best, same_gate, cross_gate = clears_gate(evidence, asked, threshold)
+    same, cross = best_by_language(evidence, asked)
+    scale = same_gate / cross_gate if cross_gate > 0 else 1.0
+    score = max(same, cross * scale if cross > 0 else 0.0)
+    return {"best_relevance": round(best, 4), "same_language": round(same, 4),
+            "other_language": round(cross, 4), "gate_score": round(score, 6), "kept": passes,
+            "gate": same_gate}
+
+
 def gate_record(item: SmallCorpusItem, evidence: list[dict[str, Any]],
                 threshold: float | None, n_sections: int) -> dict[str, Any]:
     """What gate mode keeps of one question's retrieval."""
     from grounded_rag.lang import detect_language
-    from grounded_rag.retrieval.calibration import (
-        best_by_language,
-        clears_gate,
-        is_same_language,
-    )
+    from grounded_rag.retrieval.calibration import is_same_language
     from grounded_rag.verification.on_question import predicate_absent
 
     asked = detect_language(item.question)  # the graph gates on the detected language
-    passes, best, same_gate, cross_gate = clears_gate(evidence, asked, threshold)
-    same, cross = best_by_language(evidence, asked)
-    # The highest same-language threshold at which the gate still lets this question
-    # through (other-language evidence counted on the same-language scale).
-    scale = same_gate / cross_gate if cross_gate > 0 else 1.0
-    score = max(same, cross * scale if cross > 0 else 0.0)
     gold = set(item.gold_doc_ids)
     rank = next((n for n, e in enumerate(evidence, 1) if e["doc_id"] in gold), None)
     record: dict[str, Any] = {
         "id": item.id, "collection": item.collection, "split": item.split,
         "language": item.language, "type": item.group, "answerable": item.answerable,
-        "best_relevance": round(best, 4), "same_language": round(same, 4),
-        "other_language": round(cross, 4), "gate_score": round(score, 6), "kept": passes,
-        "gate": same_gate,
+        **gate_fields(evidence, asked, threshold),
         "gold_rank": rank if gold else None, "n_sections": n_sections, "k": len(evidence),
         # the graph's second pre-model check (a yes/no predicate no passage names)
         "predicate_absent": bool(predicate_absent(item.question, cast(Any, evidence), asked)),
