@@ -101,9 +101,23 @@ def main() -> None:
                          "nomiracl (lines of decision_scores.py --nomiracl)")
     ap.add_argument("--gate-items", default="eval-results/small-corpus/gate-both.items.jsonl",
                     help="per-question output of `grounded-rag eval small-corpus --mode gate`")
+    ap.add_argument("--joint", action="store_true",
+                    help="fit on small-corpus dev and NoMIRACL together (query folds) and "
+                         "report both out of fold, plus the small-corpus held-out part")
+    ap.add_argument("--eval-sample", type=int, default=0, metavar="N",
+                    help="with --joint: leave out the NoMIRACL queries of the whole-loop eval "
+                         "sample (`grounded-rag eval nomiracl --limit N --sample balanced`)")
+    ap.add_argument("--english-answerability", action="store_true",
+                    help="with --joint: let English combiners read the answerability head")
     args = ap.parse_args()
-    records = [json.loads(line) for line in Path(args.scores).read_text(
-        encoding="utf-8").splitlines() if line.strip()]
+    records = [json.loads(line) for path in args.scores.split(",") for line in Path(
+        path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.joint:
+        from decision_joint import joint_report
+
+        joint_report(records, args.keep, english_answerability=args.english_answerability,
+                     eval_sample=args.eval_sample)
+        return
     # NoMIRACL lines (decision_scores.py --nomiracl) keep the queries the gate stopped too
     records = [r for r in records if r.get("generator") is not None and r.get("kept", True)]
     for r in records:

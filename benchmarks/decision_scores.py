@@ -56,10 +56,7 @@ def main() -> None:
     from grounded_rag.local.chat import turn_end
     from grounded_rag.local.decoding import Choice, complete, grammar_for
     from grounded_rag.local.runtime import get_runtime, render_chat
-    from grounded_rag.nodes.write import answer_messages, evidence_view
-    from grounded_rag.prompts import generate as generate_prompts
     from grounded_rag.schemas import CitedAnswer
-    from grounded_rag.verification.handles import render_view
 
     settings = apply_preset(validate_settings({}))
     out = Path(args.out)
@@ -90,11 +87,7 @@ def main() -> None:
             lang = detect_language(question)
             ans = judge.assess(question, evidence, language=lang)
             t1 = time.perf_counter()
-            view = evidence_view(question, evidence, settings.evidence_tokens)
-            sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
-            messages = answer_messages(question, sources, lang)
-            chat = [{"role": "system", "content": messages[0].content},
-                    {"role": "user", "content": messages[1].content}]
+            chat = first_draft_chat(question, evidence, lang, settings.evidence_tokens)
             with rt.lock:
                 tokens = render_chat(rt, chat)
                 result = complete(rt, tokens, max_tokens=8, grammar=grammar,
@@ -107,6 +100,10 @@ def main() -> None:
                 "gate": gate["gate"], "gold_rank": gate.get("gold_rank"),
                 "answerability": (round(float(ans["score"]), 4) if ans["passages"]
                                   else None),
+                # per passage, in retrieval order (the best of the first k is a variant)
+                "answerability_passages": [round(float(next(
+                    s["score"] for s in ans["passages"] if s["source_id"] == e["source_id"])), 4)
+                    for e in evidence[: len(ans["passages"])]] if ans["passages"] else None,
                 "generator": result.choices.get("answerable"),
                 "prompt_tokens": len(tokens),
                 "answerability_s": round(t1 - t0, 2), "generator_s": round(t2 - t1, 2),
@@ -116,6 +113,20 @@ def main() -> None:
             print(f"  {n}/{len(todo)} {meta['id']} {meta['language']}/{meta['type']} "
                   f"ans={record['answerability']} gen={record['generator']} "
                   f"({t2 - t0:.1f} s)", file=sys.stderr, flush=True)
+
+
+def first_draft_chat(question: str, evidence: list[Any], language: str,
+                     evidence_tokens: int) -> list[dict[str, str]]:
+    """The graph's first-draft prompt for ``question`` over ``evidence``, as chat messages."""
+    from grounded_rag.nodes.write import answer_messages, evidence_view
+    from grounded_rag.prompts import generate as generate_prompts
+    from grounded_rag.verification.handles import render_view
+
+    view = evidence_view(question, evidence, evidence_tokens)
+    sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
+    messages = answer_messages(question, sources, language)
+    return [{"role": "system", "content": messages[0].content},
+            {"role": "user", "content": messages[1].content}]
 
 
 Todo = list[tuple[dict[str, Any], str, list[Any], dict[str, Any]]]

@@ -27,9 +27,13 @@ def assess_answerability(
     language = lang(state)
     if judge is None or not judge.covers(language):
         return {}
-    if (settings.answerability_check == "auto" and parts.generator_is_local(settings)
-            and DEFAULT_DECISION.decides_without_answerability(language)):
-        return {}  # the decision to write reads the generator's own score instead
+    # "auto" with the local generator: the decision to write (graph/verification/decision.py)
+    # combines the stage scores; this pass then only reports its score, and only for the
+    # languages whose combiner reads it.
+    combined = (settings.answerability_check == "auto" and parts.generator_is_local(settings)
+                and DEFAULT_DECISION.covers(language))
+    if combined and not DEFAULT_DECISION.reads_answerability(language):
+        return {}
     progress("assessing", language)
     timings = dict(state.get("timings_ms") or {})
     evidence = state.get("evidence", [])[: settings.answerability_passages]
@@ -38,7 +42,7 @@ def assess_answerability(
     scores = dict(state.get("stage_scores") or {})
     if result["passages"]:  # a judge that ran (not one that leaves the language unchecked)
         scores["answerability"] = round(float(result["score"]), 4)
-    if result["answerable"]:
+    if result["answerable"] or combined:
         return {"timings_ms": timings, "stage_scores": scores}
     best = result["passages"][0]["source_id"] if result["passages"] else "-"
     finding: Finding = {

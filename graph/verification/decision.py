@@ -71,12 +71,18 @@ class Decision:
     shifts: dict[str, float] = field(default_factory=dict)
     """Operating points as shifts of the cut (log-odds): > 0 abstains more."""
     uses_answerability: dict[str, bool] = field(default_factory=dict)
-    """Whether the language's combiner reads the answerability head's score (when it does
-    not, the answerability pass can be skipped for that language)."""
+    """Whether the language's combiner reads the answerability head's score. When it does,
+    the pass (``answerability_check="auto"``, local generator) reports its score as a
+    feature and no longer refuses on its own threshold; when it does not, the pass is
+    skipped for that language."""
 
-    def decides_without_answerability(self, language: str) -> bool:
-        """True when ``language`` has a combiner that does not read the answerability head."""
-        return language in self.combiners and not self.uses_answerability.get(language, True)
+    def covers(self, language: str) -> bool:
+        """True when ``language`` has a combiner."""
+        return language in self.combiners
+
+    def reads_answerability(self, language: str) -> bool:
+        """True when ``language``'s combiner reads the answerability head's score."""
+        return self.covers(language) and self.uses_answerability.get(language, False)
 
     def generator_threshold(self, language: str, *, answerability: float | None,
                             relevance: float | None, gate: float | None,
@@ -110,4 +116,7 @@ stages read different things, so their evidence is added). The cut is P >= 0.5; 
 shift it (``high_precision`` P >= 0.8, ``fast`` P >= 0.3). The answerability head's score
 is not in it: on the scored questions the generator and relevance already separated the
 Japanese ones, so ``answerability_check="auto"`` skips that pass (one model pass over three
-passages) where this decision covers the language. Held-out figures: docs/evaluation.md."""
+passages) where this decision covers the language. Held-out figures: docs/evaluation.md.
+Refitting on NoMIRACL dev as well (``decision_fit.py --joint``) does not help with these two
+scores, and the head that would costs 4-7 s a question (docs/evaluation.md, "The decision
+fitted on NoMIRACL too")."""

@@ -204,3 +204,55 @@ def test_an_answer_about_another_case_is_drafted_again_without_its_sentences(mon
     assert "S1.1 宿泊費は1泊あたり12,000円" in first
     assert "S1.1" not in second and "S2.1 悪天候により" in second
     assert "前回の回答" not in second
+
+
+def test_an_answerability_score_the_combiner_reads_is_a_feature_not_a_veto(monkeypatch):
+    """With ``answerability_check="auto"`` and the local generator, a language whose
+    combiner reads the answerability head runs the pass, records its score and lets the
+    combiner decide: a low score raises the generator's threshold instead of refusing."""
+    from grounded_rag.graph import build_graph
+    from grounded_rag.nodes import answerability as answerability_node
+    from grounded_rag.nodes import write
+    from tests.fakes import ScriptedVerifier, StaticRetriever
+    from tests.unit.test_graph import FixedJudge
+
+    decision = Decision(
+        combiners={"en": Combiner(weights={"generator": 1.0, "answerability": 1.0},
+                                  bias=0.0, cut=0.0)},
+        uses_answerability={"en": True})
+    monkeypatch.setattr(write, "DEFAULT_DECISION", decision)
+    monkeypatch.setattr(answerability_node, "DEFAULT_DECISION", decision)
+    evidence = [{"source_id": "doc:a#sec0", "doc_id": "doc", "title": "Spec", "url": "",
+                 "text": "The Aozora A1 battery lasts up to 10 hours.", "score": 1.0,
+                 "relevance": 0.9}]
+    reply = {"answerable": True, "statements": [{"text": "The battery lasts up to 10 hours.",
+                                                 "citations": ["S1.1"]}]}
+    settings = {"configurable": {"extractor_model": "rules"}}
+
+    def run(generator_score: float, answerability: float) -> dict[str, Any]:
+        judge = FixedJudge({"doc:a#sec0": answerability}, threshold=0.5)
+        model = ScoredLocalModel(score=generator_score, script={"CitedAnswer": [reply]})
+        graph = build_graph(retriever=StaticRetriever(evidence), generator=model,
+                            verifier=ScriptedVerifier(), answerability=judge)
+        out = graph.invoke({"question": "How long does the battery last?"}, settings)
+        assert len(judge.calls) == 1 and len(model.calls_for("CitedAnswer")) == 1
+        assert out["stage_scores"]["answerability"] == answerability
+        return out
+
+    # Below the head's own threshold (0.5) but a confident generator: written.
+    out = run(3.0, 0.2)  # logit(0.2) = -1.39; 3.0 - 1.39 >= 0
+    assert out["status"] == "answered"
+    assert not any(f["type"] == "no_answer_in_sources" for f in out["findings"])
+    # The same head score with a hesitant generator: the combiner declines.
+    out = run(1.0, 0.2)
+    assert out["status"] == "abstained"
+    assert any(f["type"] == "generator_declined" for f in out["findings"])
+    # A combiner that does not read the head: the pass is skipped.
+    monkeypatch.setattr(answerability_node, "DEFAULT_DECISION",
+                        Decision(combiners=decision.combiners))
+    judge = FixedJudge({}, threshold=0.5)
+    model = ScoredLocalModel(score=3.0, script={"CitedAnswer": [reply]})
+    graph = build_graph(retriever=StaticRetriever(evidence), generator=model,
+                        verifier=ScriptedVerifier(), answerability=judge)
+    out = graph.invoke({"question": "How long does the battery last?"}, settings)
+    assert judge.calls == [] and out["status"] == "answered"
