@@ -135,6 +135,39 @@ def fit(args: argparse.Namespace) -> None:
     if best is not None:
         report(f"best ({best[1]}) + generator + relevance",
                oof(np.column_stack([best[2], stage]), 1.0))
+    layer, l2 = args.operating.split(":")
+    li = [int(v) for v in data["layers"]].index(int(layer))
+    x = np.hstack([states[:, 0, li], is_ja])
+    print(f"\nOperating points of the prompt-state head (layer {layer}, l2={l2}): the cut is "
+          "placed on inner out-of-fold scores of the training folds, per language")
+    print("| keep (training) | " + " | ".join(f"{g}: answerable kept, unanswerable refused"
+                                              for g, _ in groups) + " |")
+    print("|---|" + "---|" * len(groups))
+    for keep in (0.97, 0.93, 0.90):
+        kept = np.zeros(len(y), dtype=bool)
+        for f in range(5):
+            tr = folds != f
+            mu, sd = x[tr].mean(0), x[tr].std(0) + 1e-6
+            w = fit_logistic((x[tr] - mu) / sd, y[tr], l2=float(l2))
+            inner = np.zeros(len(y))  # training questions scored by heads without their fold
+            for g in set(range(5)) - {f}:
+                sub = tr & (folds != g)
+                mu2, sd2 = x[sub].mean(0), x[sub].std(0) + 1e-6
+                w2 = fit_logistic((x[sub] - mu2) / sd2, y[sub], l2=float(l2))
+                m = folds == g
+                inner[m] = np.hstack([(x[m] - mu2) / sd2, np.ones((m.sum(), 1))]) @ w2
+            test = ~tr
+            s_test = np.hstack([(x[test] - mu) / sd, np.ones((test.sum(), 1))]) @ w
+            for lg in ("ja", "en"):
+                pos = np.sort(inner[tr & (lang == lg) & (y == 1)])
+                cut = pos[int(len(pos) * (1 - keep))] if len(pos) else 0.0
+                m = lang[test] == lg
+                kept[np.flatnonzero(test)[m]] = s_test[m] >= cut
+        cells = []
+        for _, m in groups:
+            pos, neg = m & (y == 1), m & (y == 0)
+            cells.append(f"{kept[pos].sum()}/{pos.sum()}, {(~kept[neg]).sum()}/{neg.sum()}")
+        print(f"| {keep} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -144,6 +177,8 @@ def main() -> None:
                     "eval-results/ds-small.jsonl")
     ap.add_argument("--out", default="eval-results/prompt-states.npz")
     ap.add_argument("--l2", default="10,100,1000", help="l2 strengths tried in fit")
+    ap.add_argument("--operating", default="16:100", metavar="LAYER:L2",
+                    help="the head whose operating points fit prints (prompt position)")
     args = ap.parse_args()
     extract(args) if args.phase == "extract" else fit(args)
 
