@@ -46,7 +46,8 @@ def features(record: dict[str, Any], names: tuple[str, ...]) -> list[float]:
     from grounded_rag.verification.decision import stage_features
 
     values = stage_features(generator=record["generator"], answerability=record["answerability"],
-                            relevance=record["gate_score"], gate=record["gate"])
+                            relevance=record["gate_score"], gate=record["gate"],
+                            prompt_state=record.get("prompt_state"))
     return [values[n] for n in names]
 
 

@@ -22,12 +22,15 @@ kept; answerable ones are sampled per (split, language, type).
         [--per-group 14] [--out eval-results/decision-scores.jsonl] [--nomiracl N]
 
 Resumable: ids already in ``--out`` are skipped. Model work: about one answerability pass
-(three short prompts) and one generator prompt per question.
+(three short prompts; none with ``--no-answerability``) and one generator prompt per
+question. The generator's prompt state at ``--state-layer`` is read on that same prompt
+evaluation (``grounded_rag.local.prompt_state``): ``prompt_state_fit.py`` fits its head.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import random
 import sys
@@ -35,6 +38,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 def main() -> None:
@@ -48,6 +53,11 @@ def main() -> None:
                     help="score N NoMIRACL dev queries (balanced) instead of small corpora")
     ap.add_argument("--english-answerability", action="store_true",
                     help="also score English questions with the answerability head")
+    ap.add_argument("--no-answerability", action="store_true",
+                    help="skip the answerability head (4-7 s a question): recorded as null")
+    ap.add_argument("--state-layer", type=int, default=16, metavar="L",
+                    help="record the generator's prompt state at layer L (float16, base64; "
+                         "the product's tap on the generator context; -2: none)")
     args = ap.parse_args()
 
     from grounded_rag.context import apply_preset, validate_settings
@@ -74,6 +84,9 @@ def main() -> None:
                                         else None},
                                     passages=settings.answerability_passages)
     rt = get_runtime(None)
+    from grounded_rag.local.prompt_state import head_score, state_head, tap_for
+
+    head = state_head()
     schema = {"type": "json_object", "schema": CitedAnswer.model_json_schema()}
     grammar = grammar_for(schema)
     print(f"decision scores: {len(todo)} questions past the gate "
@@ -85,11 +98,15 @@ def main() -> None:
                 continue
             t0 = time.perf_counter()
             lang = detect_language(question)
-            ans = judge.assess(question, evidence, language=lang)
+            ans = ({"passages": []} if args.no_answerability
+                   else judge.assess(question, evidence, language=lang))
             t1 = time.perf_counter()
             chat = first_draft_chat(question, evidence, lang, settings.evidence_tokens)
+            hidden = None
             with rt.lock:
                 tokens = render_chat(rt, chat)
+                if args.state_layer != -2:  # read while the prompt is evaluated anyway
+                    hidden = tap_for(rt, args.state_layer).evaluate(tokens)
                 result = complete(rt, tokens, max_tokens=8, grammar=grammar,
                                   stop=[turn_end(rt)],
                                   choices=[Choice("answerable", '"answerable":')])
@@ -106,6 +123,12 @@ def main() -> None:
                     for e in evidence[: len(ans["passages"])]] if ans["passages"] else None,
                 "generator": result.choices.get("answerable"),
                 "prompt_tokens": len(tokens),
+                **({"state_layer": args.state_layer, "state": base64.b64encode(
+                    hidden.astype(np.float16).tobytes()).decode("ascii")}
+                   if hidden is not None else {}),
+                **({"prompt_state": round(head_score(head, hidden, lang), 4)}
+                   if hidden is not None and head is not None
+                   and head.layers[0] == args.state_layer else {}),
                 "answerability_s": round(t1 - t0, 2), "generator_s": round(t2 - t1, 2),
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")

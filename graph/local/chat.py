@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
 from grounded_rag.local.decoding import Choice, complete, default_draft, grammar_for
+from grounded_rag.local.prompt_state import StateThreshold
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
 
@@ -37,7 +39,7 @@ class StructuredOutputError(ValueError):
         """The last finish reason (``length`` means the budget ran out)."""
 
 
-def _score_answerable() -> dict[str, float | None]:
+def _score_answerable() -> dict[str, float | StateThreshold | None]:
     return {"answerable": None}
 
 
@@ -74,12 +76,14 @@ class ChatLocal(BaseChatModel):
     measured pass costs say it pays (``grounded_rag.local.draft_policy``). Greedy output is
     the same either way except at near-ties that batching rounds the other way
     (``grounded_rag.local.decoding``)."""
-    decide: dict[str, float | None] = Field(default_factory=_score_answerable)
+    decide: dict[str, float | StateThreshold | None] = Field(default_factory=_score_answerable)
     """Boolean fields of a structured output read as scores: the log-odds of ``true`` over
     ``false`` where the output states the field is recorded in the reply's
     ``response_metadata["choices"]``; a number decides the field at that log-odds (lower:
-    ``true`` more easily), ``None`` keeps the greedy choice. Fields the schema lacks are
-    ignored."""
+    ``true`` more easily), ``None`` keeps the greedy choice. A :class:`StateThreshold` is
+    decided from the prompt's own hidden state (``grounded_rag.local.prompt_state``; its
+    head score is recorded as ``choices["prompt_state"]``); without a head for the model it
+    keeps the greedy choice. Fields the schema lacks are ignored."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -113,6 +117,7 @@ class ChatLocal(BaseChatModel):
             if rt.prefix_cache:
                 # The system prompt is fixed: its KV cache survives the scorer's calls.
                 rt.keep_prefix(tokens, rt.system_prefix_length(chat, tokens))
+            choices, read = self._resolve_state(rt, tokens, choices)
             result = complete(
                 rt, tokens,
                 max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
@@ -138,7 +143,8 @@ class ChatLocal(BaseChatModel):
                 "model_provider": "local",
                 "decoding": {"passes": result.passes, "drafted": result.drafted,
                              "accepted": result.accepted},
-                **({"choices": dict(result.choices)} if result.choices else {}),
+                **({"choices": {**result.choices, **read}}
+                   if result.choices or read else {}),
             },
         )
         return ChatResult(
@@ -147,6 +153,27 @@ class ChatLocal(BaseChatModel):
             ],
             llm_output={"model_name": rt.model_name, "token_usage": dict(usage)},
         )
+
+    def _resolve_state(self, rt: LocalRuntime, tokens: list[int], choices: list[Choice]
+                       ) -> tuple[list[Choice], dict[str, float]]:
+        """Decide the thresholds that depend on the prompt state (hold ``rt.lock``).
+
+        The prompt is evaluated here with the tap armed (the completion then re-uses it);
+        returns the choices with plain thresholds and the head score read, if any.
+        """
+        from grounded_rag.local.prompt_state import resolve
+
+        read: dict[str, float] = {}
+        out = []
+        for choice in choices:
+            if isinstance(choice.threshold, StateThreshold):
+                score, threshold = resolve(rt, tokens, choice.threshold,
+                                           self.model_path or self.model)
+                if score is not None:
+                    read["prompt_state"] = score
+                choice = replace(choice, threshold=threshold)
+            out.append(choice)
+        return out, read
 
     def with_structured_output(  # type: ignore[override]
         self,
@@ -200,7 +227,7 @@ class ChatLocal(BaseChatModel):
 
 
 def _choices_for(response_format: dict[str, Any] | None,
-                 decide: dict[str, float | None]) -> list[Choice]:
+                 decide: dict[str, float | StateThreshold | None]) -> list[Choice]:
     """The :class:`Choice` points of ``decide`` that the structured output's schema has.
 
     Only top-level boolean fields are read, in the schema's order (the order the grammar

@@ -32,7 +32,9 @@ class Choice:
 
     key: str
     marker: str
-    threshold: float | None = None
+    threshold: float | None | Any = None
+    """A number, None, or (before the chat model resolves it) a
+    ``grounded_rag.local.prompt_state.StateThreshold``."""
     nonempty: str | None = None
 
 

@@ -158,6 +158,11 @@ def prompt_fingerprint(task: str) -> str:
         parts = [local_verify.ANSWERABLE_SYSTEM_EN, local_verify.ANSWERABLE_USER_EN,
                  local_verify.ANSWERABLE_SYSTEM_JA, local_verify.ANSWERABLE_USER_JA,
                  json_budgets(), *ANSWERABLE_EXTRAS]
+    elif task == "prompt_state":  # the generator's first-draft prompt
+        from grounded_rag.prompts import generate
+
+        parts = [generate.SYSTEM["ja"], generate.SYSTEM["en"], generate.USER["ja"],
+                 generate.USER["en"], generate.SOURCE_HEADER, "is_ja"]
     else:
         raise ValueError(f"unknown judge task {task!r}")
     digest = hashlib.sha256()

@@ -159,6 +159,9 @@ class LocalRuntime:
     """Tokens, forward passes and calls done on this model so far (all contexts)."""
     drafts: DraftPolicy = field(default_factory=DraftPolicy)
     """Measured costs of single and drafted decoding passes: whether drafts pay here."""
+    state_tap: Any = field(default=None, repr=False)
+    """The generator context's prompt-state tap, once installed
+    (:func:`grounded_rag.local.prompt_state.tap_for`)."""
 
     def adapt_threads(self) -> int:
         """Re-choose the thread count with :func:`threads_for` (hold ``lock``); return it.

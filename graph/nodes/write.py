@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -112,7 +113,8 @@ def _write_answer(
     elif (local or served) and not revise:
         threshold = _generator_threshold(state, settings, language, scores)
         if local:
-            model = model.model_copy(update={"decide": {"answerable": threshold}})
+            model = model.model_copy(update={"decide": {"answerable": _with_prompt_state(
+                threshold, settings, language, scores)}})
     with timed("generate", timings):
         try:
             if served and not revise:
@@ -125,6 +127,10 @@ def _write_answer(
             score = chosen.get("answerable")
             if not revise and score is not None:
                 scores["generator"] = float(score)
+            state_score = chosen.get("prompt_state")
+            if not revise and state_score is not None:
+                scores["prompt_state"] = float(state_score)
+                threshold = _generator_threshold(state, settings, language, scores)
             draft = _draft_from_reply(reply, evidence, view)
             if not draft["answerable"]:
                 findings.append({
@@ -133,10 +139,8 @@ def _write_answer(
                     "detail": ("The generator said the evidence answers the question but wrote "
                                "no statement." if reply.answerable else
                                "The generator found no answer to the question in the evidence.")
-                    + (f" Its answerable log-odds {scores['generator']:.2f} did not reach "
-                       f"{threshold:.2f}, the threshold the stage scores set."
-                       if threshold is not None and "generator" in scores
-                       and scores["generator"] < threshold else ""),
+                    + _decline_reason(threshold, scores, language,
+                                      settings.preset or "balanced"),
                 })
         except StructuredOutputFailure as exc:
             draft = None
@@ -166,7 +170,48 @@ def _generator_threshold(state: State, settings: Context, language: str,
     scores["relevance"] = round(relevance, 4)
     return DEFAULT_DECISION.generator_threshold(
         language, answerability=scores.get("answerability"), relevance=relevance, gate=1.0,
-        operating_point=settings.preset or "balanced")
+        operating_point=settings.preset or "balanced", prompt_state=scores.get("prompt_state"))
+
+
+def _decline_reason(threshold: float | None, scores: dict[str, float], language: str,
+                    operating_point: str) -> str:
+    """Which score kept the generator from writing, for the finding's detail."""
+    if threshold is None or "generator" not in scores or scores["generator"] >= threshold:
+        return ""
+    if math.isinf(threshold):
+        floor = DEFAULT_DECISION.state_floor(language, operating_point)
+        return (f" Its own prompt reads unanswerable: the prompt-state score "
+                f"{scores.get('prompt_state', float('nan')):.2f} is below the floor "
+                f"{floor if floor is not None else float('nan'):.2f} (decided before writing).")
+    return (f" Its answerable log-odds {scores['generator']:.2f} did not reach "
+            f"{threshold:.2f}, the threshold the stage scores set.")
+
+
+def _with_prompt_state(threshold: float | None, settings: Context, language: str,
+                       scores: dict[str, float]) -> Any:
+    """``threshold``, or a rule the local generator decides from its own prompt state.
+
+    Where the decision reads the prompt-state head for ``language``, the threshold is set
+    once the generator has read its prompt (``grounded_rag.local.prompt_state``); a model
+    without the head falls back to ``threshold``.
+    """
+    if not DEFAULT_DECISION.reads_state(language):
+        return threshold
+    from functools import partial
+
+    from grounded_rag.local.prompt_state import StateThreshold
+
+    rule = partial(_state_threshold, language=language, scores=dict(scores),
+                   operating_point=settings.preset or "balanced")
+    return StateThreshold(language=language, rule=rule, fallback=threshold)
+
+
+def _state_threshold(score: float, *, language: str, scores: dict[str, float],
+                     operating_point: str) -> float:
+    t = DEFAULT_DECISION.generator_threshold(
+        language, answerability=scores.get("answerability"), relevance=scores.get("relevance"),
+        gate=1.0, operating_point=operating_point, prompt_state=score)
+    return 0.0 if t is None else t
 
 
 def evidence_view(question: str, evidence: list[Evidence], budget: int) -> SentenceView:

@@ -30,8 +30,13 @@ def _logit(p: float) -> float:
 
 
 def stage_features(*, generator: float | None, answerability: float | None,
-                   relevance: float | None, gate: float | None) -> dict[str, float]:
-    """The combiner's inputs: generator log-odds, answerability logit, log10 relevance/gate."""
+                   relevance: float | None, gate: float | None,
+                   prompt_state: float | None = None) -> dict[str, float]:
+    """The combiner's inputs, each clipped or logged onto a log-odds-like scale.
+
+    Generator log-odds, answerability logit, log10 relevance/gate, and the prompt-state
+    head's log-odds (``grounded_rag.local.prompt_state``).
+    """
     rel = 0.0
     if relevance is not None and gate:
         rel = math.log10(max(relevance, 1e-9) / gate)
@@ -39,6 +44,7 @@ def stage_features(*, generator: float | None, answerability: float | None,
         "generator": max(-GENERATOR_CLIP, min(GENERATOR_CLIP, generator or 0.0)),
         "answerability": _logit(answerability) if answerability is not None else 0.0,
         "relevance": rel,
+        "prompt_state": max(-GENERATOR_CLIP, min(GENERATOR_CLIP, prompt_state or 0.0)),
     }
 
 
@@ -76,6 +82,19 @@ class Decision:
     feature and no longer refuses on its own threshold; when it does not, the pass is
     skipped for that language."""
 
+    state_floors: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per language and operating point, the least prompt-state head log-odds
+    (``grounded_rag.local.prompt_state``) with which an answer is written; an operating
+    point left out has no floor. Read only where the head is (the default local model)."""
+
+    def reads_state(self, language: str) -> bool:
+        """True when ``language`` has a prompt-state floor at some operating point."""
+        return bool(self.state_floors.get(language))
+
+    def state_floor(self, language: str, operating_point: str = "balanced") -> float | None:
+        """The prompt-state floor of ``language`` at ``operating_point``, or None."""
+        return self.state_floors.get(language, {}).get(operating_point)
+
     def covers(self, language: str) -> bool:
         """True when ``language`` has a combiner."""
         return language in self.combiners
@@ -86,13 +105,22 @@ class Decision:
 
     def generator_threshold(self, language: str, *, answerability: float | None,
                             relevance: float | None, gate: float | None,
-                            operating_point: str = "balanced") -> float | None:
-        """The log-odds threshold to hand the generator, or None (no combiner: greedy)."""
+                            operating_point: str = "balanced",
+                            prompt_state: float | None = None) -> float | None:
+        """The log-odds threshold to hand the generator, or None (no combiner: greedy).
+
+        With ``prompt_state`` (the head's log-odds) below the operating point's floor, the
+        threshold is infinite: the generator cannot reach it and writes no answer.
+        """
         combiner = self.combiners.get(language)
         if combiner is None:
             return None
         feats = stage_features(generator=None, answerability=answerability,
-                               relevance=relevance, gate=gate)
+                               relevance=relevance, gate=gate, prompt_state=prompt_state)
+        if prompt_state is not None:
+            floor = self.state_floor(language, operating_point)
+            if floor is not None and prompt_state < floor:
+                return math.inf  # the prompt reads unanswerable: nothing is written
         return round(combiner.generator_threshold(feats, self.shifts.get(operating_point, 0.0)),
                      4)
 
@@ -106,6 +134,10 @@ DEFAULT_DECISION = Decision(
     },
     shifts={"high_precision": 1.4, "balanced": 0.0, "cost_optimized": 0.0, "fast": -0.85},
     uses_answerability={"ja": False, "en": False},
+    state_floors={"ja": {"balanced": -1.7428, "cost_optimized": -1.7428,
+                         "high_precision": -1.2991},
+                  "en": {"balanced": -1.8568, "cost_optimized": -1.8568,
+                         "high_precision": -0.7372}},
 )
 """Fitted by ``benchmarks/decision_fit.py`` on the small-corpus **dev** collections:
 logit P(answerable | relevance, generator) = logit P(answerable | relevance) + LLR(generator),
@@ -119,4 +151,16 @@ Japanese ones, so ``answerability_check="auto"`` skips that pass (one model pass
 passages) where this decision covers the language. Held-out figures: docs/evaluation.md.
 Refitting on NoMIRACL dev as well (``decision_fit.py --joint``) does not help with these two
 scores, and the head that would costs 4-7 s a question (docs/evaluation.md, "The decision
-fitted on NoMIRACL too")."""
+fitted on NoMIRACL too").
+
+``state_floors``: with the default local generator, the prompt-state head
+(``grounded_rag.local.prompt_state``, read on the first-draft prompt at no extra pass)
+must also reach a floor: its out-of-fold log-odds that keep 95% (``balanced``) or 90%
+(``high_precision``) of the answerable training questions, per language; ``fast`` has
+none. Fitted by ``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and
+NoMIRACL dev minus the 30-query whole-loop sample. A floor rather than a fourth weight:
+weighed into one logistic fit over both pools, the head let through English small-corpus
+non-answers that relevance alone refuses (their relevance is informative there and
+saturated on NoMIRACL); as a floor beside the combiner it refuses 3.5-8x more NoMIRACL
+non-answers out of fold at a cost of one to four answerable questions in 44
+(docs/evaluation.md, "The generator's own prompt as a floor")."""

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda
 
 from grounded_rag.local import LOCAL_LLM_TYPE
+from grounded_rag.local.prompt_state import StateThreshold
 from grounded_rag.schemas import CitedAnswer
 from grounded_rag.verification.decision import Combiner, Decision, stage_features
 from tests.fakes import ScriptedChatModel
@@ -49,7 +50,9 @@ class ScoredLocalModel(ScriptedChatModel):
     and, like ChatLocal, lets ``decide`` turn that score into the value it writes."""
 
     score: float = 0.0
-    decide: dict[str, float | None] = {}
+    state_score: float | None = None
+    """What the prompt-state head would read (None: no head for this model)."""
+    decide: dict[str, Any] = {}
 
     @property
     def _llm_type(self) -> str:
@@ -60,12 +63,19 @@ class ScoredLocalModel(ScriptedChatModel):
 
         def run(messages: Any) -> Any:
             reply = inner.invoke(messages)
+            choices: dict[str, float] = {"answerable": self.score}
             if schema is CitedAnswer:
                 threshold = self.decide.get("answerable")
+                if isinstance(threshold, StateThreshold):  # as ChatLocal resolves it
+                    if self.state_score is None:
+                        threshold = threshold.fallback
+                    else:
+                        choices["prompt_state"] = self.state_score
+                        threshold = threshold.rule(self.state_score)
                 says = self.score >= (0.0 if threshold is None else threshold)
                 reply = CitedAnswer(answerable=says,
                                     statements=reply.statements if says else [])
-            raw = AIMessage("", response_metadata={"choices": {"answerable": self.score}})
+            raw = AIMessage("", response_metadata={"choices": choices})
             return ({"raw": raw, "parsed": reply, "parsing_error": None}
                     if kwargs.get("include_raw") else reply)
 
