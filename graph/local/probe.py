@@ -61,6 +61,47 @@ def tensor_name(layer: int) -> bytes:
     return b"result_norm" if layer == FINAL_NORM else f"l_out-{layer}".encode()
 
 
+class LastStates:
+    """The evaluation callback that copies the last column of wanted layers' outputs.
+
+    While ``armed``, each wanted ``l_out-<layer>`` tensor (or ``result_norm``) is copied as
+    the graph runs: column-major ``[n_embd, n_tokens]``, so the last column is the batch's
+    last token, and a later batch of the same prompt overwrites what an earlier one left.
+    Disarmed, every tensor passes unobserved. ``callback`` is the ctypes object to hand
+    llama.cpp as ``cb_eval`` (keep this object alive as long as the context).
+    """
+
+    def __init__(self, layers: Sequence[int], n_embd: int) -> None:
+        llama_cpp = require_llama_cpp()
+        ggml = _ggml()
+        wanted = {tensor_name(layer): i for i, layer in enumerate(layers)}
+        self.layers = tuple(layers)
+        self.hidden = np.zeros((len(self.layers), n_embd), dtype=np.float32)
+        self.seen = np.zeros(len(self.layers), dtype=bool)
+        self.armed = False
+
+        def callback(tensor: int, ask: bool, _user: int) -> bool:
+            if not self.armed:
+                return False if ask else True
+            index = wanted.get(ggml.ggml_get_name(tensor))
+            if index is None:
+                return False if ask else True
+            if ask:
+                return True
+            total = int(ggml.ggml_nelements(tensor))
+            ggml.ggml_backend_tensor_get(
+                tensor, self.hidden[index].ctypes.data, (total - n_embd) * 4, n_embd * 4
+            )
+            self.seen[index] = True
+            return True
+
+        self.callback = llama_cpp.ggml_backend_sched_eval_callback(callback)
+
+    def missing(self) -> list[int]:
+        """The layers no state was captured for since ``seen`` was last cleared."""
+        return [self.layers[i] for i in np.flatnonzero(~self.seen)]
+
+
 @dataclass
 class EvalResult:
     """What one prompt evaluation produced."""
@@ -96,37 +137,14 @@ class HiddenStateReader:
         if bad:
             raise ValueError(f"layers {bad} do not exist in a model of {self.n_layer} layers")
         self.layers = tuple(layers)
-        self._wanted = {tensor_name(layer): i for i, layer in enumerate(self.layers)}
-        self._hidden = np.zeros((len(self.layers), self.n_embd), dtype=np.float32)
-        self._seen = np.zeros(len(self.layers), dtype=bool)
-        self._capture = False
-        ggml = _ggml()
-        n_embd = self.n_embd
-
-        def callback(tensor: int, ask: bool, _user: int) -> bool:
-            if not self._capture:
-                return False if ask else True
-            index = self._wanted.get(ggml.ggml_get_name(tensor))
-            if index is None:
-                return False if ask else True
-            if ask:
-                return True
-            total = int(ggml.ggml_nelements(tensor))
-            # Column-major [n_embd, n_tokens]: the last column is the last token's state.
-            ggml.ggml_backend_tensor_get(
-                tensor, self._hidden[index].ctypes.data, (total - n_embd) * 4, n_embd * 4
-            )
-            self._seen[index] = True
-            return True
-
-        self._callback = llama_cpp.ggml_backend_sched_eval_callback(callback)
+        self._states = LastStates(self.layers, self.n_embd)
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = _BATCH
         params.n_ubatch = _BATCH
         params.n_threads = runtime.n_threads
         params.n_threads_batch = runtime.n_threads
-        params.cb_eval = self._callback
+        params.cb_eval = self._states.callback
         self._ctx = _internals.LlamaContext(model=llama._model, params=params, verbose=False)
         self._batch = _internals.LlamaBatch(n_tokens=_BATCH, embd=0, n_seq_max=1, verbose=False)
         self.n_ctx = int(llama_cpp.llama_n_ctx(self._ctx.ctx))
@@ -155,14 +173,15 @@ class HiddenStateReader:
                 prefix += 1
         self._ctx.kv_cache_seq_rm(-1, prefix, -1)
         self._tokens = self._tokens[:prefix]
-        self._seen[:] = False
-        self._capture = False
+        states = self._states
+        states.seen[:] = False
+        states.armed = False
         passes = 0
         try:
             for start in range(prefix, len(tokens), _BATCH):
                 chunk = tokens[start : start + _BATCH]
                 # Only the batch holding the last token needs its states read.
-                self._capture = start + len(chunk) == len(tokens)
+                states.armed = start + len(chunk) == len(tokens)
                 self._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
                 self._ctx.decode(self._batch)
                 passes += 1
@@ -172,10 +191,10 @@ class HiddenStateReader:
             self._ctx.kv_cache_seq_rm(-1, 0, -1)
             raise
         finally:
-            self._capture = False
-        if not self._seen.all():
-            missing = [self.layers[i] for i in np.flatnonzero(~self._seen)]
-            raise RuntimeError(f"llama.cpp produced no hidden state for layers {missing}")
+            states.armed = False
+        if not states.seen.all():
+            raise RuntimeError(f"llama.cpp produced no hidden state for layers "
+                               f"{states.missing()}")
         self.runtime.work.add(model_calls=1, prompt_tokens=len(tokens) - prefix,
                               reused_tokens=prefix,
                               forward_passes=passes)
@@ -188,7 +207,7 @@ class HiddenStateReader:
 
     def hidden(self) -> np.ndarray:
         """Hidden states of the last evaluated position, shape ``(len(layers), n_embd)``."""
-        return self._hidden.copy()
+        return self._states.hidden.copy()
 
     def reset(self) -> None:
         """Forget the cached prefix (the next evaluation starts from scratch)."""

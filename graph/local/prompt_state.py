@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from grounded_rag.local.heads import HeadError, JudgeHead
-from grounded_rag.local.runtime import LocalRuntime, require_llama_cpp
+from grounded_rag.local.runtime import LocalRuntime
 
 log = logging.getLogger(__name__)
 
@@ -65,34 +65,13 @@ class PromptStateTap:
     def __init__(self, runtime: LocalRuntime, layer: int) -> None:
         from llama_cpp import _internals
 
-        from grounded_rag.local.probe import _ggml, tensor_name
+        from grounded_rag.local.probe import LastStates
 
-        llama_cpp = require_llama_cpp()
         self.runtime, self.layer = runtime, layer
         llama = runtime.llama
-        n_embd = self.n_embd = int(llama.n_embd())
-        wanted = tensor_name(layer)
-        ggml = _ggml()
-        self._hidden = np.zeros(n_embd, dtype=np.float32)
-        self._armed = False
-        self._seen = False
-
-        def callback(tensor: int, ask: bool, _user: int) -> bool:
-            if not self._armed or ggml.ggml_get_name(tensor) != wanted:
-                return False if ask else True
-            if ask:
-                return True
-            total = int(ggml.ggml_nelements(tensor))
-            # Column-major [n_embd, n_tokens]: the batch's last token is the last column;
-            # the last batch of a prompt overwrites what earlier batches left.
-            ggml.ggml_backend_tensor_get(tensor, self._hidden.ctypes.data,
-                                         (total - n_embd) * 4, n_embd * 4)
-            self._seen = True
-            return True
-
-        self._callback = llama_cpp.ggml_backend_sched_eval_callback(callback)
+        self._states = LastStates((layer,), int(llama.n_embd()))
         params = llama.context_params
-        params.cb_eval = self._callback
+        params.cb_eval = self._states.callback
         params.n_threads = params.n_threads_batch = runtime.n_threads
         fresh = _internals.LlamaContext(model=llama._model, params=params, verbose=False)
         old, llama._ctx = llama._ctx, fresh
@@ -107,15 +86,16 @@ class PromptStateTap:
 
         Returns the ``layer`` output at the last token, float32 ``(n_embd,)``.
         """
-        self._seen = False
-        self._armed = True
+        states = self._states
+        states.seen[:] = False
+        states.armed = True
         try:
             self.runtime.eval_prompt(tokens)
         finally:
-            self._armed = False
-        if not self._seen:
+            states.armed = False
+        if not states.seen.all():
             raise RuntimeError(f"llama.cpp produced no hidden state for layer {self.layer}")
-        return self._hidden.copy()
+        return states.hidden[0].copy()
 
 
 def tap_for(runtime: LocalRuntime, layer: int) -> PromptStateTap:

@@ -155,12 +155,13 @@ fitted on NoMIRACL too").
 
 ``state_floors``: with the default local generator, the prompt-state head
 (``grounded_rag.local.prompt_state``, read on the first-draft prompt at no extra pass)
-must also reach a floor: its out-of-fold log-odds that keep 95% (``balanced``) or 90%
-(``high_precision``) of the answerable training questions, per language; ``fast`` has
-none. Fitted by ``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and
+must also reach a floor, per language: halfway between out-of-fold head scores of the
+training answerable questions, keeping 97% of them (``balanced``, ``cost_optimized``) or
+90% (``high_precision``); ``fast`` has none. Fitted by ``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and
 NoMIRACL dev minus the 30-query whole-loop sample. A floor rather than a fourth weight:
 weighed into one logistic fit over both pools, the head let through English small-corpus
 non-answers that relevance alone refuses (their relevance is informative there and
-saturated on NoMIRACL); as a floor beside the combiner it refuses 3.5-8x more NoMIRACL
-non-answers out of fold at a cost of one to four answerable questions in 44
-(docs/evaluation.md, "The generator's own prompt as a floor")."""
+saturated on NoMIRACL); as a floor beside the combiner it refuses 10 of 41 Japanese and
+5 of 39 English NoMIRACL non-answers out of fold (4 and 1 without it), at a cost of 2 of
+44 Japanese answerable queries (docs/evaluation.md, "The generator's own prompt as a
+floor")."""
