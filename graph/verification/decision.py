@@ -157,8 +157,9 @@ fitted on NoMIRACL too").
 (``grounded_rag.local.prompt_state``, read on the first-draft prompt at no extra pass)
 must also reach a floor, per language: halfway between out-of-fold head scores of the
 training answerable questions, keeping 97% of them (``balanced``, ``cost_optimized``) or
-90% (``high_precision``); ``fast`` has none. Fitted by ``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and
-NoMIRACL dev minus the 30-query whole-loop sample. A floor rather than a fourth weight:
+90% (``high_precision``); ``fast`` has none. Fitted by
+``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and NoMIRACL dev minus the
+30-query whole-loop sample. A floor rather than a fourth weight:
 weighed into one logistic fit over both pools, the head let through English small-corpus
 non-answers that relevance alone refuses (their relevance is informative there and
 saturated on NoMIRACL); as a floor beside the combiner it refuses 10 of 41 Japanese and
