@@ -86,7 +86,8 @@ def stop_burner(proc: subprocess.Popen[bytes]) -> None:
 
 
 class ScorerCounter:
-    """Counts the local scorer's prompt evaluations (answerability check, verification)."""
+    """Counts the local scorer's prompt evaluations (answerability check, verification), on
+    its own context and after the generator's sources."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -108,6 +109,22 @@ class ScorerCounter:
             return result
 
         HiddenStateReader.evaluate = evaluate  # type: ignore[method-assign]
+
+        # Japanese claims are read after the generator's sources, on its own context.
+        from grounded_rag.local.scorer import SupportScorer
+
+        after = SupportScorer.read_after_sources
+
+        def read_after_sources(scorer: Any, pairs: Any, **kwargs: Any) -> Any:
+            stats = scorer.stats
+            before = (stats.model_calls, stats.prompt_tokens, stats.reused_tokens)
+            readings = after(scorer, pairs, **kwargs)
+            counter.calls += stats.model_calls - before[0]
+            counter.evaluated += stats.prompt_tokens - before[1]
+            counter.reused += stats.reused_tokens - before[2]
+            return readings
+
+        SupportScorer.read_after_sources = read_after_sources  # type: ignore[method-assign]
 
     def snapshot(self) -> tuple[int, int, int]:
         return self.calls, self.evaluated, self.reused

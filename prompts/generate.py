@@ -37,6 +37,13 @@ USER = {
     "ja": "資料:\n{sources}\n\n質問: {question}\n\nJSONで回答してください。",
 }
 
+SOURCES_BLOCK = {
+    "en": "Sources:\n{sources}\n\n",
+    "ja": "資料:\n{sources}\n\n",
+}
+"""How ``USER`` and ``REVISE`` begin: the system message and this block are the prompt prefix
+that the local claim judge shares with the generator (its evaluated KV cache is reused)."""
+
 REVISE = {
     "en": (
         "Sources:\n{sources}\n\nQuestion: {question}\n\n"

@@ -31,6 +31,24 @@ USER_JA = (
 )
 """User message (Japanese); ``{evidence}`` must stay before ``{claim}``."""
 
+AFTER_SOURCES_EN = (
+    "Now check, do not answer. Without outside knowledge, decide strictly whether the "
+    "following claim is fully supported by what the sources above state.\n\n"
+    "Claim: {claim}\n\n"
+    "Is it supported? Answer with one word, Yes or No, not JSON."
+)
+"""The judge's question when it reads a claim after the generator's own sources block (the
+prompt's evaluated prefix is reused): the system message and ``Sources:`` block are the
+generator's, this text replaces the question (English)."""
+
+AFTER_SOURCES_JA = (
+    "以上の資料について、回答ではなく検証をします。外部の知識を使わず、次の主張が上の資料の"
+    "記述だけで完全に裏付けられているかを厳格に判定してください。\n\n"
+    "主張: {claim}\n\n"
+    "裏付けられていますか? JSONではなく、Yes か No の一語で答えてください。"
+)
+"""The judge's question after the generator's sources block (Japanese)."""
+
 QA_CLAIM_EN = 'The answer to the question "{question}" is: {answer}'
 """Turns a question and an answer into one checkable claim (English)."""
 
@@ -100,3 +118,8 @@ def for_language(language: str) -> tuple[str, str]:
     if language.lower().startswith("ja"):
         return SYSTEM_JA, USER_JA
     return SYSTEM_EN, USER_EN
+
+
+def after_sources_for_language(language: str) -> str:
+    """The judge's question that follows the generator's sources block, for ``language``."""
+    return AFTER_SOURCES_JA if language.lower().startswith("ja") else AFTER_SOURCES_EN

@@ -97,6 +97,17 @@ def as_evidence(source: dict[str, str]) -> Evidence:
     )
 
 
+def sources_block(question: str, evidence: list[Evidence]) -> str:
+    """The numbered sources block the local generator would read for ``question``."""
+    from grounded_rag.context import Context
+    from grounded_rag.nodes.write import evidence_view
+    from grounded_rag.prompts import generate
+    from grounded_rag.verification.handles import render_view
+
+    view = evidence_view(question, evidence, Context().evidence_tokens)
+    return render_view(view, evidence, header=generate.SOURCE_HEADER)
+
+
 def label3_of(verdicts: Sequence[str]) -> str:
     """One three-way label for a response: any contradiction wins, then any neutral."""
     if any(v == "contradicted" for v in verdicts):
@@ -117,9 +128,13 @@ def verify_item(item: EvalItem, verifier: InstrumentedVerifier, *, mode: str = "
     """
     evidence = [as_evidence(s) for s in item.sources]
     to_check = [ClaimToCheck(text=c, evidence=evidence) for c in item.claims]
-    if item.claim_question:
-        for check in to_check:
+    sources = sources_block(item.question or item.claim_question, evidence)
+    for check in to_check:
+        if item.claim_question:
             check["question"] = item.claim_question
+        # As in an answer of the local generator: the numbered sources it would have read
+        # (a local plain judge reads the claim after them; other judges ignore them).
+        check["sources"] = sources
     chosen = (select_claims(item.claims, sample_rate) if mode == "sampled"
               else list(range(len(to_check))))
     before = verifier.counts()

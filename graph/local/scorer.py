@@ -153,6 +153,45 @@ class SupportScorer:
                 out.append(self._read(rt, reader, system, user, cut))
             return out
 
+    def read_after_sources(
+        self, pairs: Sequence[tuple[str, str]], *, language: str = "en"
+    ) -> list[Reading | None]:
+        """Read (sources, claim) pairs on the generator's own context, in input order.
+
+        ``sources`` is the numbered sources block the generator read; the prompt is the
+        generator's system message and sources block, then the judge's question. Whatever
+        of it the generator's context still holds (the last draft's prompt) is not evaluated
+        again, so a claim costs its own few dozen tokens. Only P(Yes) is read (no hidden
+        states: the plain judge). A pair whose prompt would not fit the context gives None.
+        """
+        from grounded_rag.prompts import generate
+
+        rt = self._rt()
+        lang = "ja" if language.lower().startswith("ja") else "en"
+        system = generate.SYSTEM[lang]
+        question = local_verify.after_sources_for_language(lang)
+        out: list[Reading | None] = []
+        with rt.lock:
+            for sources, claim in pairs:
+                start = time.perf_counter()
+                user = generate.SOURCES_BLOCK[lang].format(sources=sources) + question.format(
+                    claim=claim)
+                tokens = render_chat(rt, [{"role": "system", "content": system},
+                                          {"role": "user", "content": user}])
+                if len(tokens) > rt.n_ctx - _CLAIM_RESERVE:
+                    out.append(None)
+                    continue
+                reused, evaluated = rt.eval_prompt(tokens)
+                logits = rt.last_logits(self._yes_ids + self._no_ids)
+                margin = (_logsumexp(logits[: len(self._yes_ids)])
+                          - _logsumexp(logits[len(self._yes_ids):]))
+                self.stats.add(model_calls=1, prompt_tokens=evaluated, reused_tokens=reused)
+                self.stats.seconds += time.perf_counter() - start
+                out.append(Reading(p_yes=sigmoid(margin), margin=margin,
+                                   hidden=np.zeros((0, 0), dtype=np.float32), layers=(),
+                                   tokens=len(tokens), truncated=False))
+        return out
+
     def _read(
         self, rt: LocalRuntime, reader: HiddenStateReader, system: str, user: str,
         truncated: bool,
@@ -174,7 +213,7 @@ class SupportScorer:
                        reused_tokens=result.reused)
         self.stats.seconds += time.perf_counter() - start
         return Reading(
-            p_yes=_sigmoid(margin), margin=margin, hidden=reader.hidden(),
+            p_yes=sigmoid(margin), margin=margin, hidden=reader.hidden(),
             layers=reader.layers, tokens=len(tokens), truncated=truncated,
         )
 
@@ -203,7 +242,8 @@ def _logsumexp(values: Sequence[float] | np.ndarray) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def _sigmoid(x: float) -> float:
+def sigmoid(x: float) -> float:
+    """The logistic function, without overflow for large ``|x|``."""
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     z = math.exp(x)

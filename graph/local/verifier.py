@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Literal
 
 from grounded_rag.local.features import claim_input, lang_of, prompt_fingerprint
 from grounded_rag.local.heads import JudgeHead
-from grounded_rag.local.scorer import SupportScorer
+from grounded_rag.local.scorer import Reading, SupportScorer, sigmoid
 from grounded_rag.prompts import local_verify
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
 
@@ -33,6 +34,31 @@ scorer; on English answers to questions (HaluEval-QA, out of fold) the head is a
 good (balanced accuracy 0.86 vs 0.85) and it also reads contradictions (JSICK-en 3-way 0.84
 vs 0.76), so English claims keep the head (docs/judge.md).
 """
+
+
+SHARED_PREFIX_ENV = "GROUNDED_RAG_JUDGE_PREFIX"
+"""``off``: the plain judge reads every claim in its own prompt, never after the generator's
+sources (the layout before 2026-12-03; for comparison)."""
+
+SHARED_THRESHOLDS: dict[str, float] = {"ja": 0.50}
+"""P(Yes) thresholds of the plain judge when it reads a claim after the generator's sources
+block, per language; only these languages are read that way. Read there, P(Yes) runs a
+little higher than in the judge's own prompt, so the threshold is calibrated apart: on 80
+JSQuAD dev questions (seeds 7 and 11 of ``benchmarks/judge_prefix_check.py``; per question
+its right answer and another question's answer on the same passage), the point on a 0.02
+grid nearest the own prompt's at 0.45: right answers kept 71 vs 72 of 80, wrong ones
+refused 26 vs 29 (AUROC 0.74 / 0.69 per seed vs 0.70 / 0.75). The whole-loop checks on
+other questions are in docs/judge.md."""
+
+
+def shares_prefix(language: str) -> bool:
+    """Whether the plain judge reads ``language`` claims after the generator's sources."""
+    off = os.environ.get(SHARED_PREFIX_ENV, "").strip().lower() in ("off", "0", "false", "no")
+    return not off and lang_of(language) in SHARED_THRESHOLDS
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
 
 
 def load_default_head(task: str, model: str | os.PathLike[str] | None = None) -> JudgeHead:
@@ -121,10 +147,23 @@ class LocalVerifier(ShippedHead):
         head = self.head if judge == "head" else None
         inputs = [claim_input(c, lang) for c in claims]
         todo = [i for i, inp in enumerate(inputs) if inp.selected.text]
+        by_index: dict[int, Reading] = {}
+        shift = 0.0
+        if head is None and shares_prefix(lang):
+            # Report support on the own prompt's scale: the fitted threshold falls on ours.
+            shift = _logit(SHARED_THRESHOLDS[lang]) - _logit(self.threshold_for(lang))
+            after = [i for i in todo if claims[i].get("sources")]
+            if after:
+                read = self.scorer.read_after_sources(
+                    [(claims[i]["sources"], inputs[i].statement) for i in after], language=lang)
+                by_index.update((i, r) for i, r in zip(after, read, strict=True)
+                                if r is not None)
+        after_sources = set(by_index)
+        rest = [i for i in todo if i not in by_index]
         readings = self.scorer.read_many(
-            [(inputs[i].selected.text, inputs[i].statement) for i in todo], language=lang
-        )
-        by_index = dict(zip(todo, readings, strict=True))
+            [(inputs[i].selected.text, inputs[i].statement) for i in rest], language=lang
+        ) if rest else []
+        by_index.update(zip(rest, readings, strict=True))
         out: list[ClaimVerdict] = []
         for i, inp in enumerate(inputs):
             reading = by_index.get(i)
@@ -134,7 +173,8 @@ class LocalVerifier(ShippedHead):
                 continue
             quote = inp.selected.best_sentence
             if head is None:
-                support = reading.p_yes
+                support = (sigmoid(reading.margin - shift) if i in after_sources
+                           else reading.p_yes)
                 contradicted = False
                 supported = support >= self.threshold_for(lang)
             else:

@@ -12,8 +12,11 @@ from langgraph.types import interrupt
 from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import copy_claims, lang, progress, settled, timed
+from grounded_rag.nodes.write import evidence_view
+from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Finding
+from grounded_rag.verification.handles import render_view
 from grounded_rag.verification.modes import (
     failed_update,
     judge_claims,
@@ -104,7 +107,16 @@ def verify_after_answer(
 def _judge(
     claims: list[Claim], indices: list[int], state: State, parts: Parts, settings: Context
 ) -> list[Finding]:
-    """Verify ``claims[i]`` for each index in place; findings for the failing ones."""
-    return judge_claims(claims, indices, state.get("evidence", []), parts.judge(settings),
+    """Verify ``claims[i]`` for each index in place; findings for the failing ones.
+
+    With the local generator, the claims carry the first draft's sources block: a local
+    judge reads them after it and reuses the generator's evaluated prompt.
+    """
+    evidence = state.get("evidence", [])
+    sources = ""
+    if indices and evidence and parts.generator_is_local(settings):
+        view = evidence_view(state.get("question", ""), evidence, settings.evidence_tokens)
+        sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)
+    return judge_claims(claims, indices, evidence, parts.judge(settings),
                         execution=settings.verify_execution, language=lang(state),
-                        question=state.get("question", ""))
+                        question=state.get("question", ""), sources=sources)

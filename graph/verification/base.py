@@ -21,6 +21,10 @@ class ClaimToCheck(TypedDict):
     """The question this claim answers, when the claim is an answer rather than a
     self-contained statement ("physician" to "what other profession did he have?").
     Judges then read the two together, and cues ignore words the question already holds."""
+    sources: NotRequired[str]
+    """The numbered sources block the local generator read for this answer. The local plain
+    judge then reads the claim right after it, on the generator's context, so the prompt
+    prefix already evaluated for the draft is reused (cues still read ``evidence``)."""
 
 
 class ClaimVerdict(TypedDict):

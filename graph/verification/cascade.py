@@ -216,10 +216,12 @@ def _copy_key(text: str) -> str:
 
 
 def _narrowed(claim: ClaimToCheck, selected: SelectedEvidence) -> ClaimToCheck:
-    """The claim with its evidence cut to the selected sentences (question kept)."""
+    """The claim with its evidence cut to the selected sentences (question, sources kept)."""
     narrowed = ClaimToCheck(text=claim["text"], evidence=[_as_evidence(claim, selected)])
     if claim.get("question"):
         narrowed["question"] = claim["question"]
+    if claim.get("sources"):
+        narrowed["sources"] = claim["sources"]
     return narrowed
 
 

@@ -85,9 +85,17 @@ def judge_claims(
     execution: str,
     language: str,
     question: str = "",
+    sources: str = "",
 ) -> list[Finding]:
-    """Verify ``claims[i]`` for each index (updating those claims); findings for failures."""
+    """Verify ``claims[i]`` for each index (updating those claims); findings for failures.
+
+    ``sources``: the numbered sources block the local generator read, handed to each claim
+    (``ClaimToCheck["sources"]``) so that a local judge can reuse that prompt's prefix.
+    """
     items = [claim_to_check(claims[i], evidence, question) for i in indices]
+    if sources:
+        for item in items:
+            item["sources"] = sources
     verdicts = run_verifier(verifier, items, execution=execution, language=language)
     findings: list[Finding] = []
     for index, verdict in zip(indices, verdicts, strict=True):
