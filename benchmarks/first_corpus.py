@@ -50,14 +50,14 @@ QUESTIONS: list[dict[str, Any]] = [
     {"q": "旅費精算書はいつまでに提出しなければなりませんか？", "answerable": True,
      "expect": ["14日"]},
     {"q": "東京都内の出張の宿泊費の上限は1泊いくらですか？", "answerable": True,
-     "expect": ["15,000円"]},
+     "expect": ["15,000円"], "forbidden": ["12,000"]},  # 12,000 is the other regions' cap
     # answerable, English over the English sheet
     {"q": "How much does the Aurora LX-3 weigh?", "answerable": True, "expect": ["410"]},
     {"q": "How long does the Aurora LX-3 take to recharge?", "answerable": True,
      "expect": ["3 hours"]},
     # answerable, English over the Japanese documents (cross-language)
     {"q": "What is the maximum hotel cost per night for business trips in Tokyo?",
-     "answerable": True, "expect": ["15,000"]},
+     "answerable": True, "expect": ["15,000"], "forbidden": ["12,000"]},
     {"q": "What is the monthly fee in the service contract?", "answerable": True,
      "expect": ["45万", "450,000"],
      # 税別 is before tax: "tax-free" is a wrong fact with the right number
