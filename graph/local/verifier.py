@@ -150,8 +150,9 @@ class LocalVerifier(ShippedHead):
         by_index: dict[int, Reading] = {}
         shift = 0.0
         if head is None and shares_prefix(lang):
-            # Report support on the own prompt's scale: the fitted threshold falls on ours.
-            shift = _logit(SHARED_THRESHOLDS[lang]) - _logit(self.threshold_for(lang))
+            # Report support on the own prompt's scale: the layout's calibrated threshold
+            # falls on the default one, so a threshold given by the caller moves both alike.
+            shift = _logit(SHARED_THRESHOLDS[lang]) - _logit(DEFAULT_THRESHOLDS[lang])
             after = [i for i in todo if claims[i].get("sources")]
             if after:
                 read = self.scorer.read_after_sources(

@@ -66,6 +66,11 @@ def test_japanese_claims_are_read_after_the_sources_at_their_own_threshold(monke
     # Support is reported on the own prompt's scale: the fitted threshold maps to 0.45.
     assert verdicts[0]["support"] > 0.45 > verdicts[1]["support"]
     assert all(v["judge"] == "logit" for v in verdicts)
+    # A stricter threshold given by the caller is stricter here too.
+    strict = LocalVerifier(scorer=TwoWayScorer(), judge="logit",  # type: ignore[arg-type]
+                           threshold=0.6)
+    verdict = strict.verify(_claims(cut + 0.01), language="ja")[0]  # type: ignore[arg-type]
+    assert verdict["verdict"] == "neutral"
 
 
 def test_own_prompt_when_switched_off_without_sources_in_english_or_when_it_does_not_fit(
