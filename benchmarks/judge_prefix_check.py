@@ -102,23 +102,24 @@ def main() -> int:
     from grounded_rag.local.runtime import _common_prefix, render_chat
     from grounded_rag.local.scorer import sigmoid
     from grounded_rag.local.verifier import (
+        DEFAULT_THRESHOLDS,
         SHARED_PREFIX_ENV,
         SHARED_THRESHOLDS,
         LocalVerifier,
         _logit,
     )
     from grounded_rag.nodes.write import answer_messages
-    from grounded_rag.verification.base import ClaimToCheck
+    from grounded_rag.prompts import generate, local_verify
+    from grounded_rag.verification.base import ClaimToCheck, statement_of
 
     items = _items(args.questions, args.seed)
     arms = [a for a in ("own", "shared") if a in args.arms.split(",")]
     if args.after:
-        from grounded_rag.prompts import local_verify
-
         local_verify.AFTER_SOURCES_JA = args.after.replace("\\n", "\n")
     verifier = LocalVerifier(judge="logit")
     scorer = verifier.scorer
     rt = scorer._rt()
+    shift = _logit(SHARED_THRESHOLDS["ja"]) - _logit(DEFAULT_THRESHOLDS["ja"])
     rows: dict[str, list[tuple[bool, float]]] = {"own": [], "shared": []}
     tokens: dict[str, list[int]] = {"own": [], "shared": []}
     seconds: dict[str, float] = {"own": 0.0, "shared": 0.0}
@@ -143,9 +144,6 @@ def main() -> int:
             if arm == "own":
                 tokens[arm].append(scorer.stats.prompt_tokens - before[0])
             else:
-                from grounded_rag.prompts import generate, local_verify
-                from grounded_rag.verification.base import statement_of
-
                 for check in checks:
                     user = (generate.SOURCES_BLOCK["ja"].format(sources=sources)
                             + local_verify.AFTER_SOURCES_JA.format(
@@ -157,7 +155,6 @@ def main() -> int:
             for truth, verdict in zip((True, False), verdicts, strict=True):
                 support = float(verdict["support"])
                 if arm == "shared":  # back to raw P(Yes): the verifier reports it shifted
-                    shift = _logit(SHARED_THRESHOLDS["ja"]) - _logit(verifier.threshold_for("ja"))
                     support = sigmoid(_logit(support) + shift)
                 rows[arm].append((truth, support))
         if (k + 1) % 10 == 0:

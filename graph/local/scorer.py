@@ -164,10 +164,11 @@ class SupportScorer:
         again, so a claim costs its own few dozen tokens. Only P(Yes) is read (no hidden
         states: the plain judge). A pair whose prompt would not fit the context gives None.
         """
+        from grounded_rag.local.features import lang_of
         from grounded_rag.prompts import generate
 
         rt = self._rt()
-        lang = "ja" if language.lower().startswith("ja") else "en"
+        lang = lang_of(language)
         system = generate.SYSTEM[lang]
         question = local_verify.after_sources_for_language(lang)
         out: list[Reading | None] = []
