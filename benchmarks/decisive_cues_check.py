@@ -28,7 +28,8 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged"), "en": ("subject_swap",)}
+KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged", "value_binding"),
+                     "en": ("subject_swap", "value_binding")}
 KINDS = ("role_swap", "hedged")
 """The Japanese cues, which ``--judged`` switches off on JaNLI."""
 SETS = "janli,jnli,jsick,jhars,halueval_qa,halueval_summarization,expertqa,scifact"

@@ -20,6 +20,17 @@ def _retry_or_abstain(state: State) -> Literal["prepare_feedback", "abstain_answ
     return "prepare_feedback" if _can_retry(state) else "abstain_answer"
 
 
+def _stalled(state: State) -> bool:
+    """The revision repeated the previous draft word for word, citations included.
+
+    Its prompt would be the same again (the same draft, the same findings), so another
+    revision would give the same draft: the loop ends here instead of spending the budget.
+    """
+    history = state.get("history", [])
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    return bool(history and statements) and statements == history[-1]["statements"]
+
+
 def route_after_retrieve(state: State) -> Literal["assess_answerability", "abstain_answer"]:
     """Abstain before any model call when the evidence is weak (or the question is empty)."""
     if not state.get("evidence") or _has_critical(state):
@@ -59,20 +70,22 @@ def route_after_verify(
     statement in another language than the question's (``answer_language``) is revised
     while the budget lasts, then delivered with the flag. When the budget is spent and some
     statements hold and still answer the question, those are delivered (``keep_verified``,
-    :func:`kept_statements`).
+    :func:`kept_statements`). A revision that repeats the previous draft word for word ends
+    the loop as a spent budget does (:func:`_stalled`).
     """
     claims = state.get("claims", [])
     passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
     if claims and passing and not _has_critical(state):
         kinds = {f["type"] for f in state.get("findings", [])}
         if "off_question" in kinds:
-            return _retry_or_abstain(state)
-        if "answer_language" in kinds and _can_retry(state):
+            return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)
+        if "answer_language" in kinds and _can_retry(state) and not _stalled(state):
             return "prepare_feedback"  # rewritten in the question's language, else flagged
         return "finalize_answer"
-    if not _can_retry(state) and not _has_critical(state) and kept_statements(state):
+    spent = not _can_retry(state) or _stalled(state)
+    if spent and not _has_critical(state) and kept_statements(state):
         return "finalize_answer"
-    return _retry_or_abstain(state)
+    return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)
 
 
 def kept_statements(state: State) -> list[int] | None:

@@ -22,6 +22,7 @@ from grounded_rag.verification._cue_polarity import _NEG_EN as _NEG_EN
 from grounded_rag.verification._cue_polarity import _NEG_JA as _NEG_JA
 from grounded_rag.verification._cue_polarity import _fragment, _negated, _polarity_scope
 from grounded_rag.verification._cue_values import _clause_context, _gloss, _iso
+from grounded_rag.verification.binding import misbound_value
 from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY as ALTERED_COPY_SIMILARITY
 from grounded_rag.verification.copies import altered_copy
 from grounded_rag.verification.evidence import (
@@ -62,6 +63,7 @@ CueKind = Literal[
     "tax_mismatch",
     "subject_swap",
     "decade_only",
+    "value_binding",
 ]
 
 # User-facing reason texts (they also feed the revision prompt).
@@ -83,6 +85,8 @@ _MSG = {
         "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
         "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
         "decade_only": "The evidence gives only the decade {ev}, not {cl}.",
+        "value_binding": "The evidence gives {cl} for {ev}, not for {case}; for {case} it "
+        "gives {other}: \u201c{sentence}\u201d",
     },
     "ja": {
         "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
@@ -100,6 +104,8 @@ _MSG = {
         "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
         "「{cl}」についてではありません:「{sentence}」",
         "decade_only": "根拠は年代（{ev}）しか述べておらず、「{cl}」とは述べていません。",
+        "value_binding": "根拠が「{cl}」とするのは「{ev}」についてで、「{case}」については"
+        "「{other}」です:「{sentence}」",
     },
 }
 
@@ -363,6 +369,13 @@ def check_claim(
         decisive.append(Cue("subject_swap", True, cl_name, ev_name, sentence,
                             msg["subject_swap"].format(ev=ev_name, cl=cl_name,
                                                        sentence=sentence)))
+    bound = misbound_value(claim, sentences, xlang=xlang) if not decisive else None
+    if bound is not None:
+        ev, case = "、".join(bound.value_cases), "、".join(bound.claim_cases)
+        decisive.append(Cue("value_binding", True, bound.claim_value, ev, bound.sentence,
+                            msg["value_binding"].format(cl=bound.claim_value, ev=ev, case=case,
+                                                        other=bound.other_value,
+                                                        sentence=bound.sentence)))
     altered = altered_copy(claim, sentences)
     if altered is not None:
         sentence, cl_span, ev_span = altered

@@ -21,6 +21,10 @@ SPEC_JA = ev("spec-ja#sec2", "製品X100のバッテリーは最大10時間持�
 
 GOOD_EN = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"))
 WRONG_EN = answer(("The X100 battery lasts 24 hours.", "spec#sec2"))
+WRONGS_EN = [answer((text, "spec#sec2")) for text in (
+    "The X100 battery lasts 24 hours.", "The X100 battery lasts for 24 hours.",
+    "The X100's battery lasts 24 hours.", "The X100 battery runs for 24 hours.")]
+"""Four different wrong drafts: a loop that never repeats itself spends its whole budget."""
 
 
 def no_24(text: str) -> tuple[str, str]:
@@ -81,7 +85,7 @@ def test_contradicted_claim_is_revised_then_passes():
 
 @pytest.mark.parametrize("max_retries", [0, 1, 2, 3])
 def test_persistent_contradiction_abstains_after_exactly_max_retries(max_retries):
-    graph, model, _, _ = make({"CitedAnswer": [WRONG_EN]})
+    graph, model, _, _ = make({"CitedAnswer": WRONGS_EN})
     out = graph.invoke({"question": "How long does the X100 battery last?"},
                        context=Context(max_retries=max_retries))
     assert out["status"] == "abstained"
@@ -90,13 +94,23 @@ def test_persistent_contradiction_abstains_after_exactly_max_retries(max_retries
     assert len(model.calls_for("CitedAnswer")) == max_retries + 1
     assert any(f["type"] == "contradicted" for f in out["findings"])
     assert out["claims"] == [] and out["sources"] == []
-    assert out["removed_claims"][0]["text"] == "The X100 battery lasts 24 hours."
+    assert "24 hours" in out["removed_claims"][0]["text"]
 
 
 def test_default_max_retries_is_two():
-    graph, model, _, _ = make({"CitedAnswer": [WRONG_EN]})
+    graph, model, _, _ = make({"CitedAnswer": WRONGS_EN})
     out = graph.invoke({"question": "How long does the X100 battery last?"})
     assert out["attempts"] == 3 and out["status"] == "abstained"
+
+
+@pytest.mark.parametrize("max_retries", [1, 3])
+def test_a_revision_that_repeats_the_draft_ends_the_loop(max_retries):
+    # The same draft and the same findings make the same prompt: a third try would repeat.
+    graph, model, _, _ = make({"CitedAnswer": [WRONG_EN]})
+    out = graph.invoke({"question": "How long does the X100 battery last?"},
+                       context=Context(max_retries=max_retries))
+    assert out["status"] == "abstained" and out["attempts"] == 2
+    assert len(model.calls_for("CitedAnswer")) == 2
 
 
 def test_phantom_source_id_is_a_critical_finding_and_gets_revised():

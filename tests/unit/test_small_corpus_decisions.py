@@ -130,6 +130,25 @@ def test_an_english_figure_against_man_notation_is_caught_before_any_judge(retri
     assert out["status"] == "answered" and "450,000 yen" in out["answer"]
 
 
+def test_the_other_cases_value_is_caught_before_any_judge(retriever):
+    # 1泊あたり東京都内は15,000円、その他の地域は12,000円: both values are "in the source"
+    wrong = answer(("The hotel cap per night in Tokyo is 15,000 yen.", "travel-policy-ja#sec3"),
+                   ("The hotel cap per night in Tokyo is 12,000 yen.", "travel-policy-ja#sec3"))
+    right = answer(("The hotel cap per night in Tokyo is 15,000 yen.", "travel-policy-ja#sec3"))
+    model = ScriptedChatModel(script={"CitedAnswer": [wrong, right]})
+    judge = ScriptedVerifier()
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=judge)
+    out = graph.invoke({"question": "What is the maximum hotel cost per night in Tokyo?"},
+                       context=Context(max_retries=1))
+    removed = {c["text"]: c for c in out["removed_claims"]}
+    first = removed["The hotel cap per night in Tokyo is 12,000 yen."]
+    assert first["verdict"] == "contradicted"
+    assert "15,000円" in first["reason"] and "その他" in first["reason"]
+    assert all("12,000" not in claim for call in judge.calls for claim in call)
+    assert out["status"] == "answered" and "12,000" not in out["answer"]
+
+
 @pytest.mark.parametrize("question", ["?", "それは？", "Quelle est la capitale de la France ?",
                                       "Wie hoch ist die Monatsgebühr?"])
 def test_questions_without_content_or_in_a_third_language_get_a_clear_outcome(retriever,
