@@ -123,9 +123,10 @@ def run_eval(
 
         mode = local_judge_mode() or "default"
         variant += f";judge={mode}:{installed_heads_digest()}"
-        from grounded_rag.local.verifier import SHARED_PREFIX_ENV
+        from grounded_rag.local.verifier import SHARED_MAX_CHARS, SHARED_PREFIX_ENV
 
-        variant += f";prefix={os.environ.get(SHARED_PREFIX_ENV, 'auto')}"
+        prefix = os.environ.get(SHARED_PREFIX_ENV, "auto")
+        variant += f";prefix={prefix}" + (f"<={SHARED_MAX_CHARS}" if prefix == "auto" else "")
         if answerability is not None:
             variant += f";answerability={_label(answerability)}"
     judge = resolve_verifier(judge_spec, "")

@@ -51,6 +51,14 @@ refused 26 vs 29 (AUROC 0.74 / 0.69 per seed vs 0.70 / 0.75). The whole-loop che
 other questions are in docs/judge.md."""
 
 
+SHARED_MAX_CHARS = 66
+"""Longer statements are read in the judge's own prompt even where the layout applies: 90% of
+the statements the layout's threshold was calibrated on (the 160 of seeds 7 and 11, 25-110
+characters, median 46) are at most this long, and on long abstractive sentences reading
+after every source doubled the false alarms (docs/judge.md). Chosen from the calibration
+set alone; JHARS, where it was then measured, was not used to set it."""
+
+
 def shares_prefix(language: str) -> bool:
     """Whether the plain judge reads ``language`` claims after the generator's sources."""
     off = os.environ.get(SHARED_PREFIX_ENV, "").strip().lower() in ("off", "0", "false", "no")
@@ -153,7 +161,8 @@ class LocalVerifier(ShippedHead):
             # Report support on the own prompt's scale: the layout's calibrated threshold
             # falls on the default one, so a threshold given by the caller moves both alike.
             shift = _logit(SHARED_THRESHOLDS[lang]) - _logit(DEFAULT_THRESHOLDS[lang])
-            after = [i for i in todo if claims[i].get("sources")]
+            after = [i for i in todo if claims[i].get("sources")
+                     and len(inputs[i].statement) <= SHARED_MAX_CHARS]
             if after:
                 read = self.scorer.read_after_sources(
                     [(claims[i]["sources"], inputs[i].statement) for i in after], language=lang)

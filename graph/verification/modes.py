@@ -15,6 +15,7 @@ from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.evidence import is_japanese
+from grounded_rag.verification.twins import twin_subjects
 
 MAX_EVIDENCE_PER_CLAIM = 3
 """Chunks a claim is judged against: its cited ones first, then the best other ones."""
@@ -89,16 +90,28 @@ def judge_claims(
 ) -> list[Finding]:
     """Verify ``claims[i]`` for each index (updating those claims); findings for failures.
 
+    A claim that repeats another claim of the answer with only its subject changed, citing
+    the same sentence that does not name that subject, is decided neutral without the judge
+    (``verification.twins``).
+
     ``sources``: the numbered sources block the local generator read, handed to each claim
     (``ClaimToCheck["sources"]``) so that a local judge can reuse that prompt's prefix.
     """
-    items = [claim_to_check(claims[i], evidence, question) for i in indices]
+    # A statement copied onto a second subject is decided before any judge (``twins``).
+    twins = twin_subjects(claims, language, evidence)
+    judged = [i for i in indices if i not in twins]
+    items = [claim_to_check(claims[i], evidence, question) for i in judged]
     if sources:
         for item in items:
             item["sources"] = sources
     verdicts = run_verifier(verifier, items, execution=execution, language=language)
+    decided: list[tuple[int, ClaimVerdict]] = [
+        (i, ClaimVerdict(verdict="neutral", reason=twins[i], evidence_quote=" ".join(
+            c.get("quote", "") for c in claims[i]["citations"]), support=0.0))
+        for i in indices if i in twins]
     findings: list[Finding] = []
-    for index, verdict in zip(indices, verdicts, strict=True):
+    for index, verdict in sorted([*zip(judged, verdicts, strict=True), *decided],
+                                 key=lambda pair: pair[0]):
         verdict = dict(verdict)  # type: ignore[assignment]
         verdict.pop("judge", None)
         if verdict.pop("truncated", False):

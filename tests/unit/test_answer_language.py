@@ -50,3 +50,16 @@ def test_without_retries_left_the_answer_is_delivered_with_a_flag():
                         extractor="rules", verifier=ScriptedVerifier())
     out = graph.invoke({"question": QUESTION_JA}, context=Context(max_retries=0))
     assert out["status"] == "answered" and "answer_language" in out["flags"]
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("What, like 13-ユ-30**45, is given to licensed private operators?", "en"),
+    ("What does ラーメン mean?", "en"),
+    ("UNTAGの正式名称は", "ja"),
+    ("Aurora LX-3 Pro Max Ultraの重さは?", "ja"),
+    ("東京タワー 高さ", "ja"),
+])
+def test_katakana_alone_does_not_make_an_english_question_japanese(text, language):
+    from grounded_rag.lang import detect_language
+
+    assert detect_language(text) == language

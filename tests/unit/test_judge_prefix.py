@@ -9,7 +9,12 @@ import numpy as np
 
 from grounded_rag.context import Context
 from grounded_rag.local.scorer import Reading
-from grounded_rag.local.verifier import SHARED_PREFIX_ENV, SHARED_THRESHOLDS, LocalVerifier
+from grounded_rag.local.verifier import (
+    SHARED_MAX_CHARS,
+    SHARED_PREFIX_ENV,
+    SHARED_THRESHOLDS,
+    LocalVerifier,
+)
 from grounded_rag.nodes import verify as verify_node
 from grounded_rag.nodes.write import answer_messages, evidence_view
 from grounded_rag.prompts import generate
@@ -94,6 +99,19 @@ def test_own_prompt_when_switched_off_without_sources_in_english_or_when_it_does
     verdicts = verifier.verify(_claims(0.46), language="ja")  # type: ignore[arg-type]
     assert len(scorer.after) == 1 and len(scorer.own) == 1
     assert verdicts[0]["verdict"] == "supported" and verdicts[0]["support"] == 0.46
+
+
+def test_a_statement_longer_than_the_calibrated_ones_is_read_in_its_own_prompt(monkeypatch):
+    monkeypatch.delenv(SHARED_PREFIX_ENV, raising=False)
+    scorer = TwoWayScorer()
+    verifier = LocalVerifier(scorer=scorer, judge="logit")  # type: ignore[arg-type]
+    short, long = _claims(0.46, 0.46)
+    long["text"] = "博物館は" + "とても" * 30 + "古い時代に開館した P=0.46 。"
+    assert len(short["text"]) <= SHARED_MAX_CHARS < len(long["text"])
+    verdicts = verifier.verify([short, long], language="ja")  # type: ignore[list-item]
+    assert [c for _, c in scorer.after] == [short["text"]] and scorer.own == [long["text"]]
+    # Each at its own layout's threshold: 0.46 is short of 0.50 after the sources only.
+    assert [v["verdict"] for v in verdicts] == ["neutral", "supported"]
 
 
 class Recording:
