@@ -37,7 +37,7 @@ def _quotes(claim: Claim) -> list[str]:
 
 
 def _names(text: str, own: set[str]) -> bool:
-    """Whether the words that set ``text`` apart (``own``) hold a name or a number.
+    """Whether the words that set ``text`` apart (``own``) hold a name.
 
     A Latin-script word must be capitalized; CJK differences count as they are. Two
     paraphrases of one statement ("takes place in" / "is held in") are not twins, and two
