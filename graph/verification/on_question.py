@@ -49,7 +49,9 @@ _DATE_Q = re.compile(
 _DURATION_Q = re.compile(r"何(?:日|週|年|ヶ月|か月|カ月|ヵ月)(?:前|以内|間|後)")
 _WH = re.compile(
     r"\b(?:what|when|where|who|whom|whose|which|why|how)\b"
-    r"|何|なに|なん|いつ|どこ|誰|だれ|どなた|いくら|いくつ|どの|どう|なぜ|どれ",
+    r"|^\W*(?:name|list|give|identify)\b"  # "Name a ...": asks for a thing, as "what" does
+    r"|何|なに|なん|いつ|どこ|誰|だれ|どなた|いくら|いくつ|どの|どう|なぜ|どれ"
+    r"|挙げ(?:よ|て|なさい)|答え(?:よ|なさい)|教えて",
     re.I,
 )
 # An either/or question, or one that lists its candidates ("Of A and B, which one ...",

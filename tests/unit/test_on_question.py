@@ -89,6 +89,16 @@ def test_restating_the_question_is_off_question():
     assert en == [(0, "major")]
 
 
+def test_an_imperative_question_restated_is_off_question():
+    # 「多国籍企業を一つ挙げよ」 was answered 「多国籍企業[1]。」 on a held-out small corpus
+    assert _kinds("在宅勤務手当の金額を答えよ", "在宅勤務手当の金額。") == [(0, "major")]
+    assert _kinds("在宅勤務手当の金額を答えよ", "在宅勤務手当は月額5,000円です。") == []
+    assert _kinds("Name the battery's runtime.", "The battery's runtime.",
+                  language="en") == [(0, "major")]
+    assert _kinds("Name the battery's runtime.", "The X100 battery lasts up to 10 hours.",
+                  language="en") == []
+
+
 def test_missing_number_or_date_flags_every_statement_unless_one_gives_it():
     question = "在宅勤務手当は月にいくら支給されますか？"
     assert _kinds(question, "手当は規程で定められています。", "申請が必要です。") == [
