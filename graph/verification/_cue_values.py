@@ -40,6 +40,11 @@ def _gloss(q: Quantity, language: str, cross: CrossContext | None, sentence: int
     """
     if cross is None or not cross.crossing[sentence]:
         return q.text
+    return glossed(q, language)
+
+
+def glossed(q: Quantity, language: str) -> str:
+    """``q``'s text with its reading in ``language`` beside it when they differ."""
     unit = unit_name(q, language)
     sep = "" if language == "ja" or unit in ("", "%") else " "
     reading = f"{written_number(q)}{sep}{unit}"

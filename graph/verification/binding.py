@@ -21,15 +21,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grounded_rag.verification._cue_values import glossed
 from grounded_rag.verification.values import (
     Quantity,
     extract_dates,
     extract_quantities,
     prepare,
     same_value,
-    unit_name,
-    written_number,
 )
+from grounded_rag.verification.xlang import en_pattern
 
 # case: (English words matched at a word start, a stem unless it ends in "$"; Japanese
 # spellings as regular expressions). Non-members are matched before members and their
@@ -70,13 +70,9 @@ for _en, _ja in _PLACES:
     _CASES[_en] = ((_en + "$",), (_ja,))
 
 
-def _en_pattern(words: tuple[str, ...]) -> str:
-    return "|".join(rf"\b{re.escape(w[:-1])}\b" if w.endswith("$") else rf"\b{re.escape(w)}"
-                    for w in words)
-
-
 _PATTERNS = {
-    case: re.compile("|".join(p for p in (_en_pattern(en), "|".join(ja)) if p), re.IGNORECASE)
+    case: re.compile("|".join(p for p in (en_pattern(en).pattern, "|".join(ja)) if p),
+                     re.IGNORECASE)
     for case, (en, ja) in _CASES.items()
 }
 _ORDER = ("nonmember",) + tuple(c for c in _CASES if c != "nonmember")
@@ -151,11 +147,9 @@ def _spelled(case: str, text: str, *, gloss: bool = False) -> str:
     return f"{spelled} ({case})" if gloss and not spelled.isascii() else spelled
 
 
-def _read(q: Quantity, gloss: bool) -> str:
-    """``q`` as written, with its English reading when ``gloss`` (45万円 (450,000 yen))."""
-    if not gloss or q.text.isascii():
-        return q.text
-    return f"{q.text} ({written_number(q)} {unit_name(q, 'en')})".replace(" )", ")")
+def _holds(values: Sequence[Quantity], q: Quantity) -> bool:
+    """Whether ``values`` give ``q``'s value (same kind, same amount)."""
+    return any(v.dim == q.dim and same_value(v.value, q.value) for v in values)
 
 
 def misbound_value(claim: str, sentences: Sequence[str], *, xlang: bool) -> Misbound | None:
@@ -168,25 +162,24 @@ def misbound_value(claim: str, sentences: Sequence[str], *, xlang: bool) -> Misb
     if not claim_values:
         return None
     claim_parts = [p for p in _CLAUSE.split(claim) if p.strip()]
+    part_values = [_quantities(p, xlang) for p in claim_parts]
+    read = [_clauses(sentence, xlang) for sentence in sentences]
     for q in claim_values:
-        own = [p for p in claim_parts if any(same_value(v.value, q.value) and v.dim == q.dim
-                                              for v in _quantities(p, xlang))]
+        own = [text for text, values in zip(claim_parts, part_values, strict=True)
+               if _holds(values, q)]
         named = cases_in(own[0] if len(own) == 1 and len(claim_values) > 1 else claim)
         if not named:
             continue
-        for sentence in sentences:
-            clauses = [c for c in _clauses(sentence, xlang) if any(v.dim == q.dim
-                                                                   for v in c.values)]
+        for sentence, all_clauses in zip(sentences, read, strict=True):
+            clauses = [c for c in all_clauses if any(v.dim == q.dim for v in c.values)]
             if len(clauses) < 2:
                 continue
-            holding = [c for c in clauses
-                       if any(v.dim == q.dim and same_value(v.value, q.value) for v in c.values)]
+            holding = [c for c in clauses if _holds(c.values, q)]
             if len(holding) != 1 or not holding[0].cases or holding[0].cases & named:
                 continue
             home = holding[0]
             rivals = [c for c in clauses if c is not home and (c.cases - home.cases) & named
-                      and not any(v.dim == q.dim and same_value(v.value, q.value)
-                                  for v in c.values)]
+                      and not _holds(c.values, q)]
             if not rivals:
                 continue
             rival = rivals[0]
@@ -198,6 +191,6 @@ def misbound_value(claim: str, sentences: Sequence[str], *, xlang: bool) -> Misb
                 claim_value=q.text,
                 claim_cases=tuple(_spelled(c, claim) for c in shared),
                 value_cases=tuple(_spelled(c, home.text, gloss=gloss) for c in sorted(home.cases)),
-                other_value=_read(other, gloss),
+                other_value=glossed(other, "en") if gloss else other.text,
             )
     return None

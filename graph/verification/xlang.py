@@ -112,12 +112,13 @@ _CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def _en_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+def en_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """English words matched from a word start: a stem, or the whole word when it ends in "$"."""
     parts = [re.escape(w[:-1]) + r"\b" if w.endswith("$") else re.escape(w) for w in words]
     return re.compile(r"\b(?:" + "|".join(parts) + ")")
 
 
-_EN_PATTERNS = {name: _en_pattern(en) for name, (en, _) in _CONCEPTS.items()}
+_EN_PATTERNS = {name: en_pattern(en) for name, (en, _) in _CONCEPTS.items()}
 
 
 def written_in_japanese(text: str) -> bool:

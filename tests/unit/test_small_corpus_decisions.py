@@ -112,16 +112,21 @@ def test_without_the_predicate_check_an_answer_that_ignores_the_question_abstain
     assert out["answer"] == "The sources do not say."
 
 
-def test_an_english_figure_against_man_notation_is_caught_before_any_judge(retriever):
-    wrong = answer(("The monthly fee is 45,000 yen (tax excluded).", "service-contract-ja#sec3"))
-    right = answer(("The monthly fee is 450,000 yen (tax excluded).",
-                    "service-contract-ja#sec3"))
+def _revised_once(retriever, question, wrong, right):
+    """The loop over the corpus with a model that writes ``wrong``, then ``right``."""
     model = ScriptedChatModel(script={"CitedAnswer": [wrong, right]})
     judge = ScriptedVerifier()
     graph = build_graph(retriever=retriever, generator=model, extractor="rules",
                         verifier=judge)
-    out = graph.invoke({"question": "What is the monthly fee in the service contract?"},
-                       context=Context(max_retries=1))
+    return graph.invoke({"question": question}, context=Context(max_retries=1)), judge
+
+
+def test_an_english_figure_against_man_notation_is_caught_before_any_judge(retriever):
+    wrong = answer(("The monthly fee is 45,000 yen (tax excluded).", "service-contract-ja#sec3"))
+    right = answer(("The monthly fee is 450,000 yen (tax excluded).",
+                    "service-contract-ja#sec3"))
+    out, judge = _revised_once(retriever, "What is the monthly fee in the service contract?",
+                               wrong, right)
     removed = {c["text"]: c for c in out["removed_claims"]}
     first = removed["The monthly fee is 45,000 yen (tax excluded)."]
     assert first["verdict"] == "contradicted" and "45万円" in first["reason"]
@@ -135,12 +140,8 @@ def test_the_other_cases_value_is_caught_before_any_judge(retriever):
     wrong = answer(("The hotel cap per night in Tokyo is 15,000 yen.", "travel-policy-ja#sec3"),
                    ("The hotel cap per night in Tokyo is 12,000 yen.", "travel-policy-ja#sec3"))
     right = answer(("The hotel cap per night in Tokyo is 15,000 yen.", "travel-policy-ja#sec3"))
-    model = ScriptedChatModel(script={"CitedAnswer": [wrong, right]})
-    judge = ScriptedVerifier()
-    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
-                        verifier=judge)
-    out = graph.invoke({"question": "What is the maximum hotel cost per night in Tokyo?"},
-                       context=Context(max_retries=1))
+    out, judge = _revised_once(retriever, "What is the maximum hotel cost per night in Tokyo?",
+                               wrong, right)
     removed = {c["text"]: c for c in out["removed_claims"]}
     first = removed["The hotel cap per night in Tokyo is 12,000 yen."]
     assert first["verdict"] == "contradicted"
