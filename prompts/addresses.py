@@ -46,6 +46,13 @@ WRONG_LANGUAGE = {
 }
 """Detail of an ``answer_language`` finding: a statement not in the answer's language."""
 
+UNTRANSLATED = (
+    'Statement "{text}" leaves Japanese words in an English answer: {words}. Write them in '
+    "English (a name may keep its Japanese in brackets after the English); keep citing the "
+    "same sentences."
+)
+"""Detail of an ``answer_language`` finding: Japanese words left in an English statement."""
+
 PREDICATE_ABSENT = {
     "en": 'No retrieved passage speaks to what the question asks ("{terms}"); the sources are '
           "about its subject only, so no model was called.",

@@ -28,11 +28,13 @@ OFF_QUESTION_REASONS = {
     "en": {"heading": "it only repeats a heading of the source",
            "question": "it only repeats the question",
            "asks": "it is a question, not an answer",
-           "number": "it gives no number", "date": "it gives no date"},
+           "number": "it gives no number", "date": "it gives no date",
+           "count": "its only figures are dates, not the count asked for"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
            "question": "質問を繰り返しているだけです",
            "asks": "答えではなく問いになっています",
-           "number": "数値がありません", "date": "日付がありません"},
+           "number": "数値がありません", "date": "日付がありません",
+           "count": "数値は日付だけで、問われている数がありません"},
 }
 OFF_QUESTION_KINDS = {
     "en": {"number": "number", "date": "date", "answer": "fact"},

@@ -11,7 +11,9 @@ collections deterministically from the third-party dev sets:
   starting with an auxiliary verb are yes/no questions (HotpotQA comparisons).
 - Cross-language: English questions over Japanese passages (``benchmarks/xlang_en_ja*``),
   asked of the title's passages plus a few English paragraphs, so an unrelated section in
-  the question's own language competes with the answering one.
+  the question's own language competes with the answering one. The expected fact is the
+  gold answer's English renderings (``answers_en``, written by hand for these files) or the
+  Japanese gold string itself.
 
 Collections go to the ``dev`` or the ``heldout`` part by a hash of their id; questions
 borrowed from other collections and NoMIRACL queries come from the same part only.
@@ -295,7 +297,10 @@ def _build_cross(sources: Sources, sizes: Sizes, seed: int, collections: dict[st
                 id=f"{cid}|{r['id']}", collection=cid, question=str(r["question_en"]).strip(),
                 language="en", qtype=CROSS, answerable=True, split=split,
                 form=question_form(str(r["question_en"]), "en"),
-                answers=answers.get(str(r["id"]), []), gold_doc_ids=[str(r["gold_pid"])],
+                # English renderings of the gold answer (written for these files), then
+                # the Japanese gold itself (an English answer may keep a name as written).
+                answers=[*map(str, r.get("answers_en") or []), *answers.get(str(r["id"]), [])],
+                gold_doc_ids=[str(r["gold_pid"])],
                 origin=str(r.get("file") or "xlang")))
 
 

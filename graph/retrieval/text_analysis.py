@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-_JA_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]+")
+JA_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]+")
+"""A run of kana and kanji (with 々 〆 ヵ ヶ ー)."""
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 _SUDACHI_MAX_CHARS = 4000  # Sudachi rejects inputs over ~49 KB; stay far below it.
 
@@ -68,7 +69,7 @@ def _stemmer() -> Any:
 
 def has_japanese(text: str) -> bool:
     """True when ``text`` contains kana or kanji."""
-    return _JA_RUN.search(text) is not None
+    return JA_RUN.search(text) is not None
 
 
 def is_japanese_text(text: str, share: float = 0.2) -> bool:
@@ -79,7 +80,7 @@ def is_japanese_text(text: str, share: float = 0.2) -> bool:
     sample = "".join(text[:2000].split())
     if not sample:
         return False
-    ja = sum(len(m.group()) for m in _JA_RUN.finditer(sample))
+    ja = sum(len(m.group()) for m in JA_RUN.finditer(sample))
     return ja >= share * len(sample)
 
 
@@ -107,7 +108,7 @@ def tokenize(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower()
     out: list[str] = []
     pos = 0
-    for m in _JA_RUN.finditer(text):
+    for m in JA_RUN.finditer(text):
         if m.start() > pos:
             _latin_tokens(text[pos : m.start()], out)
         _japanese_tokens(m.group(), out)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from grounded_rag.prompts import addresses as texts
-from grounded_rag.retrieval.text_analysis import is_japanese_text
+from grounded_rag.retrieval.text_analysis import JA_RUN, is_japanese_text
 from grounded_rag.types import Claim, Finding
 
 
@@ -20,11 +22,44 @@ def wrong_language(text: str, language: str) -> bool:
     return is_japanese_text(text, share=0.5)
 
 
+# What may hold a Japanese term in an English statement: brackets and quotation marks.
+_ENCLOSED = re.compile(r"\([^()]*\)|（[^（）]*）|「[^「」]*」|『[^『』]*』|\"[^\"]*\"|“[^”]*”")
+
+
+def untranslated(text: str) -> list[str]:
+    """Japanese words left in an English statement ("theカラフトマス", "IUPAC naming法").
+
+    A run of kana / kanji counts when it stands in the sentence's own words: not a term
+    given in brackets or quotes beside its English ("pink salmon (カラフトマス)"), and not one
+    letter inside a code ("13-ユ-30"): a single character counts only when it is glued to a
+    Latin letter. A statement mostly in Japanese is :func:`wrong_language`'s case.
+    """
+    bare = _ENCLOSED.sub(" ", text)
+    out = []
+    for m in JA_RUN.finditer(bare):
+        before = bare[m.start() - 1] if m.start() else " "
+        after = bare[m.end()] if m.end() < len(bare) else " "
+        glued = before.isascii() and before.isalpha() or after.isascii() and after.isalpha()
+        if len(m.group()) >= 2 or glued:
+            out.append(m.group())
+    return out
+
+
 def language_findings(statements: list[Claim], language: str) -> list[Finding]:
-    """An ``answer_language`` finding (major) per statement not in the answer's language."""
+    """An ``answer_language`` finding (major) per statement not in the answer's language.
+
+    In an English answer, a statement that leaves Japanese words untranslated
+    (:func:`untranslated`) gets one too: the revision is asked to write them in English.
+    """
     lang = "ja" if language == "ja" else "en"
-    return [
-        {"type": "answer_language", "severity": "major", "claim_index": i,
-         "detail": texts.WRONG_LANGUAGE[lang].format(text=st["text"])}
-        for i, st in enumerate(statements) if wrong_language(st["text"], lang)
-    ]
+    findings: list[Finding] = []
+    for i, st in enumerate(statements):
+        if wrong_language(st["text"], lang):
+            detail = texts.WRONG_LANGUAGE[lang].format(text=st["text"])
+        elif lang == "en" and (words := untranslated(st["text"])):
+            detail = texts.UNTRANSLATED.format(text=st["text"], words="、".join(words))
+        else:
+            continue
+        findings.append({"type": "answer_language", "severity": "major", "claim_index": i,
+                         "detail": detail})
+    return findings

@@ -21,7 +21,7 @@ from typing import Literal
 from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
-from grounded_rag.verification import asked
+from grounded_rag.verification import asked, counts
 from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
 
 Kind = Literal["number", "date"]
@@ -96,7 +96,7 @@ def question_kind(question: str) -> Kind | None:
         return "number"
     if _DATE_Q.search(text) and not _NUMBER_Q.search(text.replace("何日", "")):
         return "date"
-    if _NUMBER_Q.search(text):
+    if _NUMBER_Q.search(text) or counts.asks_count(text):
         return "number"
     return None
 
@@ -195,7 +195,8 @@ def off_question_findings(
       question, only restates it (checked for questions with a question word; a yes/no or
       either/or question may be answered in its own words).
     - When the question asks for a number, a date or an amount of money and no statement
-      gives one, every statement lacks it.
+      gives one, every statement lacks it; when it asks how many and the statements' only
+      figures are dates (``counts.has_count``), every statement lacks the count.
     - When a yes/no question's predicate (``asked.asked_terms``: its content words less
       its subject and the evidence's document titles) is not addressed by the statements and
       their quotes together, no statement answers it.
@@ -214,6 +215,10 @@ def off_question_findings(
                 and not any(asked.has_money(s["text"]) for s in statements))
     missing = kind is not None and not no_money and not any(
         has_kind(s["text"], kind) for s in statements)
+    # "How many acts?" is not answered by a date: a count question needs a figure besides dates.
+    no_count = (kind == "number" and not missing and not no_money
+                and counts.asks_count(question)
+                and not any(counts.has_count(s["text"]) for s in statements))
     unaddressed = _unaddressed(question, statements, evidence) if kind is None else []
     unmet = _condition_unmet(question, statements)
     # A yes/no or either/or question may well be answered by repeating its own words.
@@ -237,6 +242,8 @@ def off_question_findings(
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif missing and kind is not None:
             reason = texts.OFF_QUESTION_REASONS[lang][kind]
+        elif no_count:
+            reason = texts.OFF_QUESTION_REASONS[lang]["count"]
         elif no_money:
             reason, kind_name = asked_texts.MONEY_REASON[lang], asked_texts.MONEY_KIND[lang]
         elif unaddressed:

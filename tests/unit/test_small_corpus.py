@@ -66,7 +66,7 @@ def _sources() -> Sources:
                   "question": asked[lang].format(i)} for lang in ("ja", "en") for i in range(12)]
     no_answer += [{"id": "ja:ok", "lang": "ja", "question": "答えのある質問？", "answerable": True}]
     xlang = [{"id": f"{titles[0]}q1", "question_en": "What does section 1 describe?",
-              "gold_pid": f"{titles[0]}:1", "file": "xlang_en_ja.dev"}]
+              "gold_pid": f"{titles[0]}:1", "answers_en": ["item 1"], "file": "xlang_en_ja.dev"}]
     return Sources(ja_sets={"jsquad": (passages, questions)}, en_pairs=en_pairs,
                    no_answer=no_answer, xlang=xlang)
 
@@ -109,7 +109,8 @@ def test_builder_collections_and_questions() -> None:
     assert ("en", CROSS, True) in kinds and ("ja", OTHER_TITLE, False) in kinds
     assert ("en", f"{OTHER_TITLE}/{YES_NO}", False) in kinds
     cross = [i for i in data.items if i.qtype == CROSS]
-    assert len(cross) == 1 and cross[0].answers == ["項目1"]
+    # the English renderings of the gold answer first, then the Japanese gold itself
+    assert len(cross) == 1 and cross[0].answers == ["item 1", "項目1"]
     mixed = data.collections[cross[0].collection]
     assert any(d["id"].startswith("doc-") for d in mixed.documents)  # English distractors
     assert {i.split for i in data.items} == {DEV, HELDOUT}
