@@ -57,7 +57,7 @@ def language_findings(statements: list[Claim], language: str) -> list[Finding]:
         if wrong_language(st["text"], lang):
             detail = texts.WRONG_LANGUAGE[lang].format(text=st["text"])
         elif lang == "en" and (words := untranslated(st["text"])):
-            detail = texts.UNTRANSLATED.format(text=st["text"], words="、".join(words))
+            detail = texts.UNTRANSLATED.format(text=st["text"], words=", ".join(words))
         else:
             continue
         findings.append({"type": "answer_language", "severity": "major", "claim_index": i,

@@ -39,6 +39,8 @@ _DATES = re.compile(
     rf"|\b{_YEAR}\s*[-–]\s*{_YEAR}\b|\({_YEAR}\)",
     re.I,
 )
+# Narrower than the off-question check's number words: "single", "double", "all" or "both"
+# name other things too ("the first single released after …" is no count).
 _FIGURE = re.compile(
     r"\d|[一二三四五六七八九十百千万億半両]"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"

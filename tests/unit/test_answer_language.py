@@ -31,7 +31,7 @@ def test_a_statement_in_the_other_script_is_flagged(text, language, wrong):
 @pytest.mark.parametrize(("text", "words"), [
     ("theカラフトマス is caught in the river.", ["カラフトマス"]),
     ("Compounds are named by the IUPAC naming法.", ["法"]),
-    ("Masao Takasago was the mayor of 小樽市.", ["小樽市"]),
+    ("Daisaku Kadokawa is the mayor of 京都市.", ["京都市"]),
     ("Pink salmon (カラフトマス) is caught in the river.", []),  # a term beside its English
     ("It was called 「柱状化」 society.", []),
     ("Licence numbers such as 13-ユ-30 are given to operators.", []),  # a code
