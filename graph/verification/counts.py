@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+HOW_MANY_PEOPLE = r"何人(?![もがをにでとのか])"
+"""「何人」 as "how many people": not 何人が / 何人ですか / 何人も (which nationality, many)."""
+
 _COUNT_Q = re.compile(
     r"\bhow\s+(?:many|much)\b(?!\s+(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?"
     r"|decades?|centuries|century|time\b|later|earlier|longer|older))"
     r"|\bwhat\s+(?:percentage|percent|amount|number|proportion|share)\b"
     r"|いくつ(?!か)|何(?:個|回|件|台|本|枚|名|倍|割|%|％|パーセント|種類|カ国|か国|ヶ国|幕|議席)"
-    r"(?![もか])|何人(?![もがをにでとのか])",  # not 何人が / 何人ですか (which nationality)
+    r"(?![もか])|" + HOW_MANY_PEOPLE,
     re.I,
 )
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
