@@ -25,6 +25,13 @@ _COUNT_Q = re.compile(
     r"(?![もか])|" + HOW_MANY_PEOPLE,
     re.I,
 )
+NUMBERING = re.compile(
+    r"第\s*[0-9一二三四五六七八九十百]+\s*[条章節項号款]"
+    r"|\b(?:article|section|chapter|clause|item|§)\s*\d+(?:\.\d+)*",
+    re.I,
+)
+"""A heading's numbering (第7条, Article 3, § 2.1): a label, not a figure the text gives."""
+
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
@@ -65,5 +72,8 @@ def without_dates(text: str) -> str:
 
 
 def has_count(text: str) -> bool:
-    """Whether ``text`` gives a figure (a digit, a number word) that is not part of a date."""
-    return bool(_FIGURE.search(without_dates(text)))
+    """Whether ``text`` gives a figure (a digit, a number word) outside dates and numbering.
+
+    Dates and a heading's numbering (第7条, Article 3) are set aside first.
+    """
+    return bool(_FIGURE.search(NUMBERING.sub(" ", without_dates(text))))

@@ -78,11 +78,6 @@ _DATE_WORD = re.compile(
     re.I,
 )
 # Numbering of a heading ("第7条", "Article 7") is not the number a question asks for.
-_NUMBERING = re.compile(
-    r"第\s*[0-9一二三四五六七八九十百]+\s*[条章節項号款]"
-    r"|\b(?:article|section|chapter|clause|item|§)\s*\d+(?:\.\d+)*",
-    re.I,
-)
 _LATIN = re.compile(r"[a-z][a-z'\-]*|\d+(?:[.,:/]\d+)*")
 _KANJI_KATAKANA = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\u30fc]+")
 _BULLET = re.compile(r"^\s*(?:[-*+•・]|\d+[.)])\s")
@@ -103,7 +98,7 @@ def question_kind(question: str) -> Kind | None:
 
 def has_kind(text: str, kind: Kind) -> bool:
     """True when ``text`` gives a number (or a date) other than a heading's numbering."""
-    text = _NUMBERING.sub(" ", unicodedata.normalize("NFKC", text))
+    text = counts.NUMBERING.sub(" ", unicodedata.normalize("NFKC", text))
     if _DIGIT.search(text):
         return True
     if kind == "number":
@@ -139,11 +134,11 @@ def headings(evidence: Sequence[Evidence]) -> list[str]:
                 continue
             if line.startswith("#"):
                 out.append(line.lstrip("#").strip())
-            elif _NUMBERING.match(line) or (len(line) <= 25 and not _DIGIT.search(line)
+            elif counts.NUMBERING.match(line) or (len(line) <= 25 and not _DIGIT.search(line)
                                             and not _SENTENCE_PUNCT.search(line)):
                 out.append(line)
             first = split_sentences(line)
-            if first and _NUMBERING.match(first[0].text) and len(first[0].text) <= 25:
+            if first and counts.NUMBERING.match(first[0].text) and len(first[0].text) <= 25:
                 out.append(first[0].text)
     return out
 

@@ -137,6 +137,10 @@ def test_a_date_does_not_answer_how_many():
     ("It has three acts.", True),
     # a music single is no count (a held-out answer to "how many acts" said this)
     ("This is the first single released after the departure of Fawad Khan.", False),
+    # a heading's numbering is a label, not a count
+    ("第7条（2024年4月1日施行）に定める。", False),
+    ("Article 12 took effect on April 1, 2024.", False),
+    ("第7条により、委託料は月額45万円とする。", True),
 ])
 def test_has_count_sets_dates_aside(text, count):
     from grounded_rag.verification.counts import has_count
