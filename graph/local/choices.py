@@ -79,11 +79,16 @@ class _Choices:
     def pending(self) -> bool:
         return bool(self.ahead) or self.guard is not None
 
-    def at(self, ctx: Any, text: bytes, scores: dict[str, float]) -> None:
-        """Score (and decide) the next choice when ``text`` ends at its marker."""
+    def at(self, ctx: Any, text: bytes, scores: dict[str, float], index: int = -1) -> None:
+        """Score (and decide) the next choice when ``text`` ends at its marker.
+
+        ``index`` is the output of the last decode that the next token is sampled from
+        (-1: the last; a drafted pass has one per token it checked).
+        """
         import numpy as np
 
-        logits = np.ctypeslib.as_array(ctx.get_logits_ith(-1), shape=(self.llama.n_vocab(),))
+        logits = np.ctypeslib.as_array(ctx.get_logits_ith(index),
+                                       shape=(self.llama.n_vocab(),))
         if self.guard is not None:
             bare = b"".join(text.split())
             opened = bare.find(self.guard.encode("utf-8"))

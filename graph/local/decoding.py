@@ -5,7 +5,8 @@ prompt with ``temperature=0`` (greedy, the same grammar, end-of-turn, stop strin
 budget and text rules), token for token, while counting its work in ``runtime.work``.
 
 With ``draft > 0`` it speculates: after each token it drafts a continuation by prompt lookup
-(:func:`grounded_rag.local.lookup.propose`), evaluates the token and the draft in one batched
+(:func:`grounded_rag.local.lookup.propose`: in the prompt and the answer so far, then in the
+generator's last replies, ``runtime.replies``), evaluates the token and the draft in one batched
 forward pass, and keeps the longest prefix of the draft that equals the greedy choice at each
 position (the grammar sampler sees exactly the kept tokens), plus the model's own next token.
 Drafted tokens beyond the first mismatch, the end of the answer, a stop string or the budget
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from grounded_rag.local.choices import Choice, _Choices
 from grounded_rag.local.draft_policy import AUTO, DraftPolicy
 from grounded_rag.local.grammar import GreedyGrammar
-from grounded_rag.local.lookup import propose
+from grounded_rag.local.lookup import RecentOutputs, propose
 from grounded_rag.local.runtime import require_llama_cpp
 
 if TYPE_CHECKING:
@@ -162,8 +163,10 @@ def complete(
         draft: Longest prompt-lookup draft per pass; 0 decodes one token per pass; a
             negative value (:data:`DEFAULT_DRAFT`) lets ``runtime.drafts`` (a
             :class:`DraftPolicy`) choose from the pass costs it has measured.
-        choices: Booleans of the output to score (and, with a threshold, decide); no
-            draft is proposed while one of them is still ahead.
+        choices: Booleans of the output to score (and, with a threshold, decide). Until
+            the last one is scored, one token per pass (the scores are those the
+            thresholds were fitted on); after it, a guard on the array it opens reads the
+            logits of each position, drafted or not.
     """
     llama_cpp = require_llama_cpp()
     from llama_cpp import _internals
@@ -208,6 +211,9 @@ def complete(
         raise
     finally:
         sampler.close()
+    replies: RecentOutputs | None = getattr(runtime, "replies", None)
+    if replies is not None:
+        replies.add(prompt, out.tokens)
     result.text = out.text.decode("utf-8", errors="ignore")
     result.tokens = out.tokens
     result.finish_reason = out.finish or "length"
@@ -229,11 +235,13 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
     ctx = llama._ctx
     batch = _internals.LlamaBatch(n_tokens=draft + 1, embd=0, n_seq_max=1) if draft > 0 else None
     cap = draft
+    replies: RecentOutputs | None = getattr(runtime, "replies", None)
+    earlier = replies.latest_first() if replies is not None else []
 
-    def sample() -> int:
+    def sample(index: int = -1) -> int:
         if choices is not None and choices.pending:
-            choices.at(ctx, out.current, result.choices)
-        return int(sampler.sample(ctx, -1))
+            choices.at(ctx, out.current, result.choices, index)
+        return int(sampler.sample(ctx, index))
 
     token = sample()
     done = out.push(token)
@@ -244,9 +252,10 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             raise ValueError(f"the completion ran out of the context window ({n_ctx})")
         # Draft only what could still be returned: the budget and the context bound it.
         wanted = min(cap, room, max_tokens - len(out.tokens) - 1)
-        if choices is not None and choices.pending:
-            wanted = 0
-        guess = propose(history + [token], wanted) if batch is not None and wanted > 0 else []
+        if choices is not None and choices.ahead:
+            wanted = 0  # up to a choice's score, single passes: its calibration's own setting
+        guess = (propose(history + [token], wanted, elsewhere=earlier)
+                 if batch is not None and wanted > 0 else [])
         if not guess:
             started = time.perf_counter()
             work.eval(llama, [token], prompt=False)
@@ -270,7 +279,7 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
         history.append(token)
         kept = 0
         for i in range(len(step)):
-            token = sampler.sample(ctx, i)
+            token = sample(i)
             done = out.push(token)
             if done or i == len(guess) or token != guess[i]:
                 break

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grounded_rag.local import prefix_store
 from grounded_rag.local.assets import (
     DEFAULT_MODEL_NAME,
     INSTALL_HINT,
@@ -20,6 +21,7 @@ from grounded_rag.local.assets import (
     parse_model_spec,
 )
 from grounded_rag.local.draft_policy import DraftPolicy
+from grounded_rag.local.lookup import RecentOutputs
 from grounded_rag.local.threads import (  # noqa: F401  (re-exported: the thread policy's home)
     THREADS_ENV,
     cpu_cores,
@@ -151,6 +153,8 @@ class LocalRuntime:
     _checked_at: float = field(default=0.0, repr=False)
     prefix_cache: bool = True
     """Keep the KV cache of fixed system prompts across calls (:meth:`keep_prefix`)."""
+    prefix_disk: bool = True
+    """Also keep them on disk for the next process (:mod:`grounded_rag.local.prefix_store`)."""
     _prefixes: OrderedDict[tuple[int, ...], bytes] = field(default_factory=OrderedDict,
                                                            repr=False)
     _system_tokens: OrderedDict[str, list[int]] = field(default_factory=OrderedDict,
@@ -159,6 +163,8 @@ class LocalRuntime:
     """Tokens, forward passes and calls done on this model so far (all contexts)."""
     drafts: DraftPolicy = field(default_factory=DraftPolicy)
     """Measured costs of single and drafted decoding passes: whether drafts pay here."""
+    replies: RecentOutputs = field(default_factory=RecentOutputs, repr=False)
+    """The generator's last replies: prompt-lookup drafts look there after the text itself."""
     state_tap: Any = field(default=None, repr=False)
     """The generator context's prompt-state tap, once installed
     (:func:`grounded_rag.local.prompt_state.tap_for`)."""
@@ -223,8 +229,9 @@ class LocalRuntime:
         When the context already starts with it, nothing happens. Otherwise the prefix's KV
         cache is restored from a saved copy (``llama_state_seq_set_data``, milliseconds), or
         evaluated once and saved (a few MB for a system prompt; the last ``MAX_PREFIXES``
-        are kept). The next :meth:`eval_prompt` or chat completion then reuses it as a cached
-        prefix. Returns the number of tokens restored from a saved copy. Hold ``lock``.
+        are kept; with ``prefix_disk`` a copy on disk serves the next process). The next
+        :meth:`eval_prompt` or chat completion then reuses it as a cached prefix. Returns
+        the number of tokens restored from a saved copy. Hold ``lock``.
         """
         llama = self.llama
         if not self.prefix_cache or length < MIN_PREFIX_TOKENS or length >= len(tokens):
@@ -236,6 +243,9 @@ class LocalRuntime:
         llama_cpp = require_llama_cpp()
         ctx = llama._ctx.ctx
         saved = self._prefixes.get(prefix)
+        on_disk = saved is None and self.prefix_disk
+        if on_disk:
+            saved = prefix_store.load(self, prefix)
         if saved is not None:
             memory = llama_cpp.llama_get_memory(ctx)
             llama_cpp.llama_memory_clear(memory, True)
@@ -244,8 +254,10 @@ class LocalRuntime:
                 llama.input_ids[:length] = prefix
                 llama.n_tokens = length
                 llama._requires_eval = True
-                self._prefixes.move_to_end(prefix)
+                self._remember(prefix, saved)
                 return length
+            if on_disk:
+                prefix_store.forget(self, prefix)
             llama.n_tokens = held = 0  # could not restore: evaluate it afresh
         self.adapt_threads()
         llama.n_tokens = held
@@ -254,10 +266,17 @@ class LocalRuntime:
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
         if written:
-            self._prefixes[prefix] = bytes(buffer[:written])
-            while len(self._prefixes) > MAX_PREFIXES:
-                self._prefixes.popitem(last=False)
+            data = bytes(buffer[:written])
+            self._remember(prefix, data)
+            if self.prefix_disk:
+                prefix_store.save(self, prefix, data)
         return 0
+
+    def _remember(self, prefix: tuple[int, ...], data: bytes) -> None:
+        self._prefixes[prefix] = data
+        self._prefixes.move_to_end(prefix)
+        while len(self._prefixes) > MAX_PREFIXES:
+            self._prefixes.popitem(last=False)
 
     def system_prefix_length(self, messages: list[dict[str, str]], tokens: Sequence[int]) -> int:
         """Tokens of ``tokens`` (the rendered ``messages``) that belong to the system turn.

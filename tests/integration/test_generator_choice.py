@@ -12,7 +12,7 @@ def rt():
     return _runtime()
 
 
-def _complete(rt, messages, choices):  # type: ignore[no-untyped-def]
+def _complete(rt, messages, choices, draft=0):  # type: ignore[no-untyped-def]
     from grounded_rag.local.chat import turn_end
     from grounded_rag.local.decoding import complete, grammar_for
     from grounded_rag.local.runtime import render_chat
@@ -23,7 +23,7 @@ def _complete(rt, messages, choices):  # type: ignore[no-untyped-def]
         rt.llama.n_tokens = 0
         tokens = render_chat(rt, messages)
         return complete(rt, tokens, max_tokens=160, grammar=grammar_for(_schema()),
-                        stop=[turn_end(rt)], choices=choices)
+                        stop=[turn_end(rt)], choices=choices, draft=draft)
 
 
 @pytest.mark.parametrize("lang,sources,question", [
@@ -43,6 +43,43 @@ def test_scoring_the_choice_leaves_the_greedy_output_unchanged(rt, lang, sources
     score = scored.choices["answerable"]
     assert json.loads(scored.text)["answerable"] is (score >= 0)
     assert score > 0  # the sources answer these questions
+
+
+@pytest.mark.parametrize("lang,sources,question", [
+    ("en", SOURCES_EN, "How long does the battery last?"),
+    ("ja", SOURCES_JA, "在宅勤務手当は月にいくらですか？"),
+])
+def test_a_drafted_frame_reads_and_decides_the_choice_as_single_passes_do(
+        rt, lang, sources, question):
+    """With an earlier reply to draft from, the JSON frame after ``"answerable":`` is
+    checked in drafted passes; up to the choice, one token per pass, so its score is the one
+    its thresholds were fitted on, and the nonempty guard reads drafted positions."""
+    import json
+
+    from grounded_rag.local.decoding import Choice
+    from grounded_rag.local.lookup import RecentOutputs
+    from grounded_rag.local.runtime import render_chat
+    from tests.integration.test_speculative import _same_or_near_tie
+
+    messages = _messages(lang, sources, question)
+    choice = [Choice("answerable", '"answerable":')]
+    single = _complete(rt, messages, choice)
+    rt.replies = RecentOutputs()
+    _complete(rt, messages, ())  # the reply to draft the frame from
+    drafted = _complete(rt, messages, choice, draft=4)
+    assert drafted.accepted > 0 and drafted.passes < single.passes
+    assert drafted.choices["answerable"] == pytest.approx(single.choices["answerable"], abs=1e-3)
+    # The same tokens, or a first difference after the choice at a near-tie of single passes.
+    if _same_or_near_tie(rt, render_chat(rt, messages), single.tokens, drafted.tokens,
+                         grammar=True):
+        assert json.loads(drafted.text)["answerable"] == json.loads(single.text)["answerable"]
+    # A threshold above the score decides false; a low one with the guard writes statements.
+    declined = _complete(rt, messages, [Choice("answerable", '"answerable":',
+                                               single.choices["answerable"] + 2.0)], draft=4)
+    assert json.loads(declined.text)["answerable"] is False
+    forced = _complete(rt, messages, [Choice("answerable", '"answerable":', -50.0,
+                                             nonempty='"statements":[')], draft=4)
+    assert json.loads(forced.text)["statements"]
 
 
 def test_a_threshold_decides_the_value_and_the_rest_follows_the_grammar(rt):

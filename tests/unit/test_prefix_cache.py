@@ -7,6 +7,7 @@ import types
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from grounded_rag.local.runtime import LocalRuntime
 
@@ -55,6 +56,13 @@ def _fake_llama_cpp(monkeypatch, llama: FakeLlama) -> dict:
     return state
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch, tmp_path):
+    """Saved prefixes go to this test's folder, never the user's cache."""
+    monkeypatch.setenv("GROUNDED_RAG_CACHE", str(tmp_path))
+    monkeypatch.delenv("GROUNDED_RAG_PREFIX_DISK", raising=False)
+
+
 def _runtime(llama: FakeLlama) -> LocalRuntime:
     return LocalRuntime(path=Path("m.gguf"), llama=llama, model_name="fake",  # type: ignore[arg-type]
                         n_threads=1, load_seconds=0.0)
@@ -100,3 +108,66 @@ def test_only_the_last_few_prefixes_are_kept(monkeypatch):
         rt.keep_prefix(system + [1], 40)
     assert len(rt._prefixes) == MAX_PREFIXES
     assert tuple([0] * 40) not in rt._prefixes
+
+
+def test_a_new_process_restores_the_system_prompt_from_disk(monkeypatch, tmp_path):
+    from grounded_rag.local import prefix_store
+
+    first = FakeLlama()
+    _fake_llama_cpp(monkeypatch, first)
+    prompt = SYSTEM + [1, 2, 3]
+    assert _runtime(first).keep_prefix(prompt, len(SYSTEM)) == 0
+    assert first.evaluated == [SYSTEM]
+    saved = list((tmp_path / prefix_store.DIR_NAME).glob("*.kv"))
+    assert len(saved) == 1 and saved[0].read_bytes() == bytes(SYSTEM)
+    # A new runtime (a new process): nothing in memory, the copy on disk is restored.
+    second = FakeLlama()
+    state = _fake_llama_cpp(monkeypatch, second)
+    rt = _runtime(second)
+    assert rt.keep_prefix(prompt, len(SYSTEM)) == len(SYSTEM)
+    assert state["restored"] == 1 and second.evaluated == []
+    assert list(second.input_ids[:len(SYSTEM)]) == SYSTEM and tuple(SYSTEM) in rt._prefixes
+    # Another system prompt has another file; switched off, nothing is read or written.
+    monkeypatch.setenv(prefix_store.SWITCH_ENV, "off")
+    third = FakeLlama()
+    _fake_llama_cpp(monkeypatch, third)
+    other = [9] * 40
+    assert _runtime(third).keep_prefix(prompt, len(SYSTEM)) == 0
+    assert _runtime(third).keep_prefix(other + [1], 40) == 0
+    assert third.evaluated == [SYSTEM, other]
+    assert len(list((tmp_path / prefix_store.DIR_NAME).glob("*.kv"))) == 1
+
+
+def test_a_refused_copy_on_disk_is_evaluated_again_and_replaced(monkeypatch, tmp_path):
+    from grounded_rag.local import prefix_store
+
+    llama = FakeLlama()
+    state = _fake_llama_cpp(monkeypatch, llama)
+    rt = _runtime(llama)
+    prompt = SYSTEM + [1]
+    stale = tmp_path / prefix_store.DIR_NAME / f"{prefix_store.key(rt, SYSTEM)}.kv"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"written by another llama.cpp")
+    sys.modules["llama_cpp"].llama_state_seq_set_data = (  # llama.cpp refuses it
+        lambda ctx, buffer, size, seq: state.__setitem__("restored", -1) or 0)
+    assert rt.keep_prefix(prompt, len(SYSTEM)) == 0
+    assert state["restored"] == -1 and llama.evaluated == [SYSTEM]
+    assert stale.read_bytes() == bytes(SYSTEM)  # evaluated afresh and saved again
+
+
+def test_only_the_last_few_files_are_kept(monkeypatch, tmp_path):
+    import os
+
+    from grounded_rag.local import prefix_store
+
+    llama = FakeLlama()
+    _fake_llama_cpp(monkeypatch, llama)
+    rt = _runtime(llama)
+    for k in range(prefix_store.MAX_FILES + 3):
+        llama.n_tokens = 0
+        rt.keep_prefix([k] * 40 + [1], 40)
+        newest = max((tmp_path / prefix_store.DIR_NAME).glob("*.kv"), key=os.path.getmtime)
+        os.utime(newest, (1000 + k, 1000 + k))  # distinct ages, oldest first
+    files = list((tmp_path / prefix_store.DIR_NAME).glob("*.kv"))
+    assert len(files) == prefix_store.MAX_FILES
+    assert f"{prefix_store.key(rt, [0] * 40)}.kv" not in {f.name for f in files}

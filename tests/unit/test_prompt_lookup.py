@@ -37,6 +37,29 @@ def test_no_draft_without_a_recurring_suffix_of_min_length():
     assert propose([], 4) == [] and propose([3], 4) == []
 
 
+def test_earlier_replies_are_searched_after_the_text():
+    # The answer's frame is not in the prompt; an earlier reply holds it.
+    assert propose([5, 6, 7], 4, elsewhere=[[8, 6, 7, 1, 2]]) == [1, 2]
+    # The text itself wins at the same suffix length ...
+    assert propose([6, 7, 3, 6, 7], 2, elsewhere=[[6, 7, 9, 9]]) == [3, 6]
+    # ... a longer suffix wins wherever it is, and the latest reply is read first.
+    assert propose([1, 6, 7, 3, 5, 6, 7], 2, elsewhere=[[5, 6, 7, 4], [5, 6, 7, 9]]) == [4]
+    # A reply is searched only for suffixes it can continue.
+    assert propose([5, 6, 7], 4, elsewhere=[[6, 7]]) == []
+
+
+def test_recent_outputs_keep_the_last_replies_after_the_prompt_end():
+    from grounded_rag.local.lookup import RecentOutputs
+
+    recent = RecentOutputs(size=2)
+    recent.add([1, 2, 3, 4, 5, 6], [7, 8])
+    recent.add([1], [9])
+    recent.add([1, 2], [])  # nothing written: nothing kept
+    assert recent.latest_first() == [[1, 9], [3, 4, 5, 6, 7, 8]]  # the prompt's last 4
+    recent.add([3], [4])
+    assert recent.latest_first() == [[3, 4], [1, 9]]
+
+
 def test_work_difference_and_ratios():
     counter = WorkCounter()
     before = counter.snapshot()
@@ -207,3 +230,17 @@ def test_auto_drafts_follow_the_measured_policy(fake):
         fake.drafts._drafted.add(50.0, 1)
     again, work = _complete(fake, PROMPT, max_tokens=200, draft=AUTO)
     assert again.tokens == plain.tokens and work.drafted == 0
+
+
+def test_a_second_reply_drafts_its_frame_from_the_first(fake):
+    from grounded_rag.local.lookup import RecentOutputs
+
+    prompt = [9, 10, 12]  # no token of the reply recurs in this prompt
+    plain, _ = _complete(fake, prompt, max_tokens=12, draft=0)
+    first, first_work = _complete(fake, prompt, max_tokens=12, draft=4)
+    fake.replies = RecentOutputs()
+    _complete(fake, prompt, max_tokens=12, draft=4)
+    again, work = _complete(fake, prompt, max_tokens=12, draft=4)
+    assert first.tokens == again.tokens == plain.tokens
+    assert work.generation_passes < first_work.generation_passes
+    assert work.accepted > first_work.accepted
