@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
 from grounded_rag.local.decoding import Choice, complete, default_draft, grammar_for
-from grounded_rag.local.prompt_state import StateThreshold
+from grounded_rag.local.prompt_state import StateThreshold, prepare_tap
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
 
@@ -114,6 +114,10 @@ class ChatLocal(BaseChatModel):
         with rt.lock:
             rt.adapt_threads()
             tokens = render_chat(rt, chat)
+            if any(isinstance(c.threshold, StateThreshold) for c in choices):
+                # Installing the tap replaces the context (its KV cache goes): do it before
+                # the system prompt is restored, not after.
+                prepare_tap(rt, self.model_path or self.model)
             if rt.prefix_cache:
                 # The system prompt is fixed: its KV cache survives the scorer's calls.
                 rt.keep_prefix(tokens, rt.system_prefix_length(chat, tokens))

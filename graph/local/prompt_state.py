@@ -109,6 +109,17 @@ def tap_for(runtime: LocalRuntime, layer: int) -> PromptStateTap:
     return tap
 
 
+def prepare_tap(runtime: LocalRuntime, model: Any = None) -> None:
+    """Install the tap the shipped head reads, if one applies (hold ``runtime.lock``).
+
+    The first install replaces the generator's context, whose KV cache is lost: done before
+    a cached system prompt is restored, the first answer of a process reuses it too.
+    """
+    head = state_head(model)
+    if head is not None:
+        tap_for(runtime, head.layers[0])
+
+
 _HEAD: dict[str, JudgeHead | None] = {}
 
 
