@@ -94,6 +94,46 @@ def test_the_chat_model_resolves_a_state_threshold_before_decoding(monkeypatch):
     assert read == {"prompt_state": 1.25} and seen == [([1, 2, 3], "ja")]
 
 
+def test_the_tap_is_installed_before_the_system_prompt_is_restored(monkeypatch):
+    """Installing the tap replaces the context: after a restore it would throw the restored
+    system prompt away, and a new process's first answer would evaluate it again."""
+    import threading
+    import types
+
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from grounded_rag.local import chat
+    from grounded_rag.local.decoding import Completion
+
+    order: list[str] = []
+    rt = types.SimpleNamespace(
+        lock=threading.RLock(), prefix_cache=True, model_name="fake",
+        adapt_threads=lambda: 1,
+        system_prefix_length=lambda messages, tokens: 2,
+        keep_prefix=lambda tokens, length: order.append("restore") or length)
+    monkeypatch.setattr(chat.ChatLocal, "runtime", lambda self: rt)
+    monkeypatch.setattr(chat, "render_chat", lambda runtime, messages: [1, 2, 3])
+    monkeypatch.setattr(chat, "turn_end", lambda runtime: "<end>")
+    monkeypatch.setattr(chat, "prepare_tap", lambda runtime, model: order.append("tap"))
+    monkeypatch.setattr(chat.ChatLocal, "_resolve_state",
+                        lambda self, runtime, tokens, choices: (order.append("read") or
+                                                                (choices, {})))
+    monkeypatch.setattr(chat, "complete", lambda *a, **k: order.append("write") or Completion(
+        text='{"answerable": false, "statements": []}', tokens=[5], finish_reason="stop",
+        prompt_tokens=3))
+    rule = StateThreshold(language="ja", rule=lambda s: s, fallback=0.0)
+    model = chat.ChatLocal(decide={"answerable": rule})
+    fmt = {"type": "json_object", "schema": {"type": "object", "properties": {
+        "answerable": {"type": "boolean"}, "statements": {"type": "array"}}}}
+    model.invoke([SystemMessage("sys"), HumanMessage("q")], response_format=fmt)
+    assert order == ["tap", "restore", "read", "write"]
+    # Without a prompt-state threshold no tap is installed.
+    order.clear()
+    chat.ChatLocal(decide={"answerable": 0.0}).invoke([SystemMessage("sys"), HumanMessage("q")],
+                                                      response_format=fmt)
+    assert order == ["restore", "read", "write"]
+
+
 def test_the_head_score_is_the_logistic_score_of_the_standardised_state_and_language():
     n = 4
     head = JudgeHead(task="prompt_state", layers=(16,), extras=("is_ja",), use_margin=False,
