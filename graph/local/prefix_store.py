@@ -93,9 +93,12 @@ def load(runtime: LocalRuntime, prefix: Sequence[int]) -> bytes | None:
     path = folder() / f"{key(runtime, prefix)}.kv"
     try:
         data = path.read_bytes()
-        os.utime(path)  # recently used: pruned last
     except OSError:
         return None
+    try:
+        os.utime(path)  # recently used: pruned last
+    except OSError:
+        pass
     return data or None
 
 
