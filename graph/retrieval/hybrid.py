@@ -85,11 +85,20 @@ _QUESTION_WORDS_JA = frozenset(
     "幾ら 何 何故 何時 何処 誰 どの どう どれ どんな どちら 如何 よう 時 か".split()
 )
 _HOW_X = re.compile(r"\bhow\s+(long|much|many|often|far|old|big|large)\b", re.IGNORECASE)
+_ANSWER_FORM_JA = re.compile(
+    r"(?:正式|公式)?(?:名称|名前)|別称|別名|略称|通称|呼称"
+    r"|アルファベット\s*[0-9０-９一二三四五六七八九十]*\s*(?:文字|字)?で?"
+)
+"""Words that say what form the answer takes ("its official name", "in N letters of the
+alphabet"), not what the section is about: the section that answers gives the name itself
+and seldom says 正式名称. Left in, they held 「UNTAGの正式名称は」 below the gate on a
+20-section store whose one section says 「国際連合ナミビア独立支援グループ (UNTAG)」."""
 
 
 def coverage_terms(query: str) -> set[str]:
     """Query terms whose presence in a chunk counts towards its relevance."""
-    return {t for t in tokenize(_HOW_X.sub(" ", query)) if t not in _QUESTION_WORDS_JA}
+    query = _ANSWER_FORM_JA.sub(" ", _HOW_X.sub(" ", query))
+    return {t for t in tokenize(query) if t not in _QUESTION_WORDS_JA}
 
 
 def _coverage(query_tokens: set[str], chunk_tokens: list[str], bm25: BM25Index | None) -> float:

@@ -74,3 +74,22 @@ def test_rrf_ignores_raw_scale_and_duplicates():
 def test_rrf_ties_keep_first_appearance():
     fused = reciprocal_rank_fusion([["a", "b"], ["b", "a"]])
     assert [k for k, _ in fused] == ["a", "b"]
+
+
+@pytest.mark.parametrize(("question", "left"), [
+    ("UNTAGの正式名称は", {"untag"}),
+    ("SARSの正式名称は？", {"sar"}),  # stemmed as an English word, in the text too
+    ("地面のことを別称何というか。", {"地面", "言う"}),
+    ("デオキシリボ核酸をアルファベット３文字で表すと？", {"デオキシリボ", "核酸", "表す"}),
+    ("How long does the battery last?", {"batteri", "last"}),
+])
+def test_words_for_the_answers_form_do_not_count_towards_coverage(question, left):
+    """"Its official name", "in three letters": the section that answers gives the name
+    itself; only what the question is about is looked for in it."""
+    from grounded_rag.retrieval.hybrid import _coverage, coverage_terms
+
+    terms = coverage_terms(question)
+    assert terms == left
+    chunk = tokenize("1989年に国際連合ナミビア独立支援グループ (UNTAG) の下で選挙監視が行われた。")
+    if question.startswith("UNTAG"):
+        assert _coverage(terms, chunk, None) == 1.0
