@@ -51,7 +51,10 @@ _WH = re.compile(
     r"\b(?:what|when|where|who|whom|whose|which|why|how)\b"
     r"|^\W*(?:name|list|give|identify)\b"  # "Name a ...": asks for a thing, as "what" does
     r"|何|なに|なん|いつ|どこ|誰|だれ|どなた|いくら|いくつ|どの|どう|なぜ|どれ"
-    r"|挙げ(?:よ|て|なさい)|答え(?:よ|なさい)|教えて",
+    r"|挙げ(?:よ|て|なさい)|答え(?:よ|なさい)|教えて"
+    # 「…をアルファベット一字で」「…を漢字で」: asks for the thing written another way
+    r"|(?:アルファベット|ローマ字|漢字|カタカナ|ひらがな|英語|略語)\s*[0-9０-９一二三四五六七八九十]*"
+    r"\s*(?:文字|字)?で(?:表す|書く|言う|答え|は|[？?。]|$)",
     re.I,
 )
 # An either/or question, or one that lists its candidates ("Of A and B, which one ...",

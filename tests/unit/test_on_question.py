@@ -99,6 +99,15 @@ def test_an_imperative_question_restated_is_off_question():
                   language="en") == []
 
 
+def test_a_question_for_another_writing_restated_is_off_question():
+    # 「運動エネルギーをアルファベット一字で」 was answered 「運動エネルギー[1]。」 (dev)
+    assert _kinds("運動エネルギーをアルファベット一字で", "運動エネルギー。") == [(0, "major")]
+    assert _kinds("運動エネルギーをアルファベット一字で", "運動エネルギーはKで表す。") == []
+    assert _kinds("デオキシリボ核酸をアルファベット3文字で表すと？", "デオキシリボ核酸。") == [
+        (0, "major")]
+    assert _kinds("デオキシリボ核酸をアルファベット3文字で表すと？", "DNAと略される。") == []
+
+
 def test_missing_number_or_date_flags_every_statement_unless_one_gives_it():
     question = "在宅勤務手当は月にいくら支給されますか？"
     assert _kinds(question, "手当は規程で定められています。", "申請が必要です。") == [
