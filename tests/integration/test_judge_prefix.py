@@ -42,6 +42,11 @@ def test_after_the_draft_only_the_claim_is_evaluated_and_the_reading_matches_a_f
     claims = [(sources, "X200の保証期間は購入日から2年間である。"),
               (sources, "X200は防水仕様である。")]
     with rt.lock:
+        # From an empty context, whatever ran before: KV computed in other batch splits
+        # (a system prompt restored on its own, then the rest) rounds differently, and moved
+        # this margin by 0.14 after the generator-choice tests (the kernels' noise is up to
+        # ~0.5, tests/integration/test_speculative.py).
+        rt.llama.reset()
         rt.eval_prompt(draft)  # what the generator's first draft leaves in the context
     shared = scorer.read_after_sources(claims, language="ja")
     assert all(r is not None for r in shared)
