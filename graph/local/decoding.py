@@ -203,15 +203,16 @@ def complete(
         sampler = _internals.LlamaSampler()
         sampler.add_greedy()
     result = Completion(text="", tokens=[], finish_reason="length", prompt_tokens=len(prompt))
+    replies: RecentOutputs | None = getattr(runtime, "replies", None)
     try:
         _decode(runtime, sampler, out, result, list(prompt), max_tokens, draft,
-                _Choices(llama, choices) if choices else None, policy)
+                _Choices(llama, choices) if choices else None, policy,
+                replies.latest_first() if replies is not None else [])
     except Exception:
         llama.n_tokens = 0  # the KV cache may hold anything now: start afresh next time
         raise
     finally:
         sampler.close()
-    replies: RecentOutputs | None = getattr(runtime, "replies", None)
     if replies is not None:
         replies.add(prompt, out.tokens)
     result.text = out.text.decode("utf-8", errors="ignore")
@@ -224,10 +225,12 @@ def complete(
 
 def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
             history: list[int], max_tokens: int, draft: int,
-            choices: _Choices | None = None, policy: DraftPolicy | None = None) -> None:
+            choices: _Choices | None = None, policy: DraftPolicy | None = None,
+            earlier: Sequence[Sequence[int]] = ()) -> None:
     """The decoding loop of :func:`complete` (the prompt is evaluated already).
 
-    ``policy`` is told the wall time of every pass (single or drafted) and what it kept.
+    ``policy`` is told the wall time of every pass (single or drafted) and what it kept;
+    ``earlier`` holds the generator's earlier replies, latest first, for drafts.
     """
     from llama_cpp import _internals
 
@@ -235,8 +238,6 @@ def _decode(runtime: LocalRuntime, sampler: Any, out: _Text, result: Completion,
     ctx = llama._ctx
     batch = _internals.LlamaBatch(n_tokens=draft + 1, embd=0, n_seq_max=1) if draft > 0 else None
     cap = draft
-    replies: RecentOutputs | None = getattr(runtime, "replies", None)
-    earlier = replies.latest_first() if replies is not None else []
 
     def sample(index: int = -1) -> int:
         if choices is not None and choices.pending:

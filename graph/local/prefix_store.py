@@ -22,6 +22,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +76,7 @@ def key(runtime: LocalRuntime, prefix: Sequence[int]) -> str:
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:32]
 
 
+@lru_cache(maxsize=1)
 def _system_info() -> str:
     """llama.cpp's CPU features (kernels built for other features round differently)."""
     import llama_cpp
