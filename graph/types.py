@@ -53,6 +53,10 @@ class Evidence(TypedDict):
     """Character offset of the chunk in its document."""
     end: NotRequired[int]
     """End character offset (exclusive) of the chunk in its document."""
+    sentence_relevance: NotRequired[list[float]]
+    """For a chunk in the other language than the question's: the embedder's similarity of
+    each of its sentences (in order) to the question, which the generator's evidence view
+    ranks them by (``retrieval.sentence_scores``)."""
 
 
 class Citation(TypedDict):

@@ -58,6 +58,11 @@ class RecordingRetriever:
         self.base: Retriever | None = None
         self.last: list[Evidence] = []
 
+    @property
+    def embeddings(self) -> Any:
+        """The current base retriever's embedder (None without one)."""
+        return getattr(self.base, "embeddings", None)
+
     def retrieve(self, query: str, k: int) -> list[Evidence]:
         """Retrieve through the current base retriever and remember the hits."""
         if self.base is None:

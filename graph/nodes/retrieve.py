@@ -15,6 +15,7 @@ from grounded_rag.prompts import addresses
 from grounded_rag.questions import check_length
 from grounded_rag.retrieval.calibration import clears_gate
 from grounded_rag.retrieval.hybrid import coverage_terms
+from grounded_rag.retrieval.sentence_scores import annotate
 from grounded_rag.state import State
 from grounded_rag.types import Evidence, Finding
 from grounded_rag.verification.on_question import predicate_absent
@@ -66,6 +67,12 @@ def retrieve_evidence(
                 "type": "predicate_absent", "severity": "critical", "claim_index": -1,
                 "detail": addresses.PREDICATE_ABSENT[key].format(terms=words),
             })
+    if evidence and not findings:
+        # Passages in the other language: the embedder picks which of their sentences the
+        # generator sees (word overlap cannot), counted as retrieval time.
+        with timed("retrieve", timings):
+            evidence = annotate(question, evidence, getattr(retriever, "embeddings", None),
+                                asked, settings.evidence_tokens, settings.abstain_threshold)
     # Reset everything a previous run on the same thread may have left behind.
     return {
         "question": question, "language": language, "evidence": evidence,
