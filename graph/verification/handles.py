@@ -153,7 +153,7 @@ def select_sentences(
         # The embedder ranks sentences less sharply than shared words do (its best one held
         # the answer for 46 of 71 small-corpus dev cross-language questions, its best three
         # for 60): its picks are shown alone, so that several fit where one with its
-        # neighbours would take the budget (answer shown 59 -> 66 of 71; 57 before scores).
+        # neighbours would take the budget (answer shown 59 -> 65 of 71; 57 before scores).
         alone = (p, i) in semantic
         for candidate in ([(p, i)],) if alone else (group, [(p, i)]):
             new = [key for key in candidate if key not in chosen]
