@@ -60,14 +60,44 @@ def _pairs(name: str, root: Path) -> Iterator[Pair]:
             if r["answers"] and r["gold_pid"] in passages:
                 yield ("jsquad", r["answers"][0], [passages[r["gold_pid"]]], r["question"], "ja",
                        "supported")
+    elif name == "xlang":
+        passages = {p["pid"]: p for p in _rows(root / "jsquad_ja" / "passages.jsonl")}
+        by_title: dict[str, list[str]] = {}
+        for p in passages.values():
+            by_title.setdefault(p["title"], []).append(p["pid"])
+        for path in sorted(Path(__file__).resolve().parent.glob("xlang_en_ja*.jsonl")):
+            for r in _rows(path):
+                gold = passages.get(r["gold_pid"])
+                if gold is None:
+                    continue
+                others = [pid for pid in by_title[gold["title"]] if pid != gold["pid"]]
+                for answer in r["answers_en"][:2]:
+                    yield ("xlang en->ja", answer, [_body(gold["text"])], r["question_en"],
+                           "en", "supported")
+                    if others:  # a fixed pick: the passage after the gold one, wrapping round
+                        other = passages[others[hash_index(gold["pid"], len(others))]]
+                        yield ("xlang en->ja", answer, [_body(other["text"])], r["question_en"],
+                               "en", "other passage")
     else:
         raise ValueError(f"unknown set {name!r}")
+
+
+def _body(text: str) -> str:
+    return text.split(" [SEP] ", 1)[-1]  # JSQuAD passages open with "title [SEP] "
+
+
+def hash_index(key: str, n: int) -> int:
+    """A stable index in ``range(n)`` for ``key`` (not Python's salted ``hash``)."""
+    return sum(key.encode("utf-8")) % n
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="jsick,jnli,janli,jsquad")
+    parser.add_argument("--kinds", default=",".join(sorted(KINDS)),
+                        help="decisive cue kinds to count (comma-separated)")
     args = parser.parse_args(argv)
+    kinds = frozenset(args.kinds.split(","))
     from grounded_rag.verification.cues import check_claim
 
     root = _eval_dir()
@@ -80,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             for part, claim, texts, question, lang, label in _pairs(name, root):
                 report = check_claim(claim, texts, language=lang, question=question)
                 totals[part, label] += 1
-                hit = next((c for c in report.cues if c.decisive and c.kind in KINDS), None)
+                hit = next((c for c in report.cues if c.decisive and c.kind in kinds), None)
                 if hit is not None:
                     fired[part, label] += 1
                     examples.setdefault((part, label), f"{claim} <- {texts[0][:80]} ({hit.detail})")
@@ -90,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     print(f"{sum(totals.values())} claims, {time.perf_counter() - started:.0f} s")
     for key in sorted(totals):
-        print(f"  {key[0]:14s} {key[1]:18s} value cue decides {fired[key]:4d} of {totals[key]:5d}")
+        print(f"  {key[0]:14s} {key[1]:18s} cue decides {fired[key]:4d} of {totals[key]:5d}")
     for (part, label), line in sorted(examples.items()):
         print(f"    e.g. [{part}, {label}] {line}")
     return 0

@@ -34,6 +34,7 @@ def retrieve_evidence(
     progress("retrieving", language)
     findings: list[Finding] = []
     evidence: list[Evidence] = []
+    embeddings = None  # the store's embedder, for the sentences of the other language
     with timed("retrieve", timings):
         if not question:
             findings.append({"type": "empty_question", "severity": "critical",
@@ -46,6 +47,7 @@ def retrieve_evidence(
                              "words); no model was called."})
         else:
             retriever = parts.store(settings)
+            embeddings = getattr(retriever, "embeddings", None)
             evidence = list(retriever.retrieve(question, settings.top_k))[: settings.top_k]
     # ``language`` may be forced to the language the answer is written in; the gate's
     # "other language" stays the question's
@@ -71,8 +73,8 @@ def retrieve_evidence(
         # Passages in the other language: the embedder picks which of their sentences the
         # generator sees (word overlap cannot), counted as retrieval time.
         with timed("retrieve", timings):
-            evidence = annotate(question, evidence, getattr(retriever, "embeddings", None),
-                                asked, settings.evidence_tokens, settings.abstain_threshold)
+            evidence = annotate(question, evidence, embeddings, asked, settings.evidence_tokens,
+                                settings.abstain_threshold)
     # Reset everything a previous run on the same thread may have left behind.
     return {
         "question": question, "language": language, "evidence": evidence,

@@ -21,6 +21,12 @@ class ClaimToCheck(TypedDict):
     """The question this claim answers, when the claim is an answer rather than a
     self-contained statement ("physician" to "what other profession did he have?").
     Judges then read the two together, and cues ignore words the question already holds."""
+    cited: NotRequired[int]
+    """How many chunks at the head of ``evidence`` the claim cites (the rest are the best
+    others). A name the claim adds must be read in those (``romaji``: Kyoto for 京都)."""
+    asked: NotRequired[str]
+    """The question of the answer the claim belongs to, whatever the claim's form: the
+    names it holds are the premise, not what the claim adds (``romaji``)."""
     sources: NotRequired[str]
     """The numbered sources block the local generator read for this answer. The local plain
     judge then reads the claim right after it, on the generator's context, so the prompt

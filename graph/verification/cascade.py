@@ -172,6 +172,8 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
         [e["text"] for e in evidence],
         language=lang,
         question=claim.get("question", ""),
+        cited=claim.get("cited"),
+        asked=claim.get("asked", ""),
     )
     if report.decided is not None:
         verdict = ClaimVerdict(

@@ -32,6 +32,13 @@ NUMBERING = re.compile(
 )
 """A heading's numbering (第7条, Article 3, § 2.1): a label, not a figure the text gives."""
 
+_ORDINAL = re.compile(
+    r"\b\d+\s*(?:st|nd|rd|th)\b|第\s*[0-9一二三四五六七八九十百千]+\s*(?:位|番目|代|次)?"
+    r"|\d+\s*(?:位|番目)",
+    re.I,
+)
+"""A rank or place ("ranked 7th", 第3位, 2番目): a position, not how many of something."""
+
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
@@ -74,6 +81,7 @@ def without_dates(text: str) -> str:
 def has_count(text: str) -> bool:
     """Whether ``text`` gives a figure (a digit, a number word) outside dates and numbering.
 
-    Dates and a heading's numbering (第7条, Article 3) are set aside first.
+    Dates, a heading's numbering (第7条, Article 3) and ranks ("7th", 第3位) are set aside
+    first: "ranked 7th in positive peace" does not say how many of anything.
     """
-    return bool(_FIGURE.search(NUMBERING.sub(" ", without_dates(text))))
+    return bool(_FIGURE.search(_ORDINAL.sub(" ", NUMBERING.sub(" ", without_dates(text)))))

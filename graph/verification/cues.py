@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from grounded_rag.verification._cue_messages import MESSAGES as _MSG
+
 # Names imported ``as`` themselves are re-exported: callers import them from here (the name
 # and negation patterns that claim sampling reads; the altered-copy check).
 from grounded_rag.verification._cue_missing import _COMMON_CAPS as _COMMON_CAPS
@@ -33,6 +35,7 @@ from grounded_rag.verification.evidence import (
 )
 from grounded_rag.verification.hedges import hedged_clause
 from grounded_rag.verification.roles import role_swap
+from grounded_rag.verification.romaji import proper_names, unread_names
 from grounded_rag.verification.subjects import swapped_subject
 from grounded_rag.verification.tax import GLOSS as TAX_GLOSS
 from grounded_rag.verification.tax import tax_mismatch
@@ -64,51 +67,8 @@ CueKind = Literal[
     "subject_swap",
     "decade_only",
     "value_binding",
+    "reading_missing",
 ]
-
-# User-facing reason texts (they also feed the revision prompt).
-_MSG = {
-    "en": {
-        "quantity_mismatch": "The evidence says {ev}, not {cl}.",
-        "date_mismatch": "The evidence gives the date {ev}, not {cl}.",
-        "negation_mismatch": "The evidence says the opposite: \u201c{ev}\u201d",
-        "quantity_missing": "The evidence does not mention {cl}.",
-        "date_missing": "The evidence does not mention the date {cl}.",
-        "entity_missing": "The evidence does not mention {cl}.",
-        "words_missing": "The evidence does not mention: {cl}.",
-        "altered_copy": "The claim follows the evidence \u201c{sentence}\u201d but has "
-        "\u201c{cl}\u201d where the evidence says \u201c{ev}\u201d.",
-        "role_swap": "The claim swaps who does what: the evidence says \u201c{ev}\u201d "
-        "({cl}).",
-        "hedged": "The evidence does not state this as a fact (\u201c{cl}\u201d): "
-        "\u201c{ev}\u201d",
-        "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
-        "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
-        "decade_only": "The evidence gives only the decade {ev}, not {cl}.",
-        "value_binding": "The evidence gives {cl} for {ev}, not for {case}; for {case} it "
-        "gives {other}: \u201c{sentence}\u201d",
-    },
-    "ja": {
-        "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
-        "date_mismatch": "根拠の日付は「{ev}」であり、「{cl}」ではありません。",
-        "negation_mismatch": "根拠は逆のことを述べています:「{ev}」",
-        "quantity_missing": "根拠には「{cl}」という記述がありません。",
-        "date_missing": "根拠には「{cl}」という日付がありません。",
-        "entity_missing": "根拠には「{cl}」が出てきません。",
-        "words_missing": "根拠には次の語が出てきません: {cl}。",
-        "altered_copy": "主張は根拠の「{sentence}」とほぼ同じ文ですが、根拠の「{ev}」が「{cl}」に"
-        "変わっています。",
-        "role_swap": "主張は動作の主体と対象が入れ替わっています。根拠では「{ev}」です（{cl}）。",
-        "hedged": "根拠はこれを事実として述べていません（「{cl}」）:「{ev}」",
-        "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
-        "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
-        "「{cl}」についてではありません:「{sentence}」",
-        "decade_only": "根拠は年代（{ev}）しか述べておらず、「{cl}」とは述べていません。",
-        "value_binding": "根拠が「{cl}」とするのは「{ev}」についてで、「{case}」については"
-        "「{other}」です:「{sentence}」",
-    },
-}
-
 
 @dataclass(frozen=True)
 class Cue:
@@ -169,6 +129,8 @@ def check_claim(
     *,
     language: str | None = None,
     question: str = "",
+    cited: int | None = None,
+    asked: str = "",
 ) -> CueReport:
     """Compare the numbers, dates, names, words and negation of ``claim`` with ``evidence``.
 
@@ -187,7 +149,9 @@ def check_claim(
 
     ``question`` is the question the claim answers (the claim may be a bare answer such as
     "physician"): nothing the question itself mentions counts as missing, so the cues judge
-    what the answer adds, not the question's premise.
+    what the answer adds, not the question's premise. ``cited``: how many of the first
+    ``evidence`` texts the claim cites; a romaji name it adds must read in those, unless
+    ``asked`` (the answer's question, whatever the claim's form) names it too.
     """
     texts = [evidence] if isinstance(evidence, str) else list(evidence)
     lang = (language or ("ja" if is_japanese(claim) else "en"))[:2]
@@ -312,6 +276,16 @@ def check_claim(
         soft.append(
             Cue("entity_missing", False, name, "", "", msg["entity_missing"].format(cl=name))
         )
+    # A romaji name (Kyoto) in an English claim is compared with how the Japanese evidence
+    # reads (京都 キョウト): the one name of an answer that the judge cannot read across.
+    unread, read_from = _unread(claim, texts[:cited] if cited else texts, lang,
+                                f"{question} {asked}")
+    if unread:
+        listed, names = ", ".join(unread), ", ".join(proper_names(read_from))
+        detail = msg["reading_missing"].format(cl=listed)
+        if names:
+            detail += " " + msg["reading_names"].format(names=names)
+        decisive.append(Cue("reading_missing", True, listed, "", "", detail, verdict="neutral"))
     named = {w.lower() for name in missing_names for w in _LATIN.findall(name)}
     words = [w for w in missing_words(claim, sentences, question)
              if w.lower() not in named and not (foreign and not foreign.claim_japanese)]
@@ -391,3 +365,16 @@ def check_claim(
         )
     decisive.sort(key=lambda c: c.verdict != "contradicted")  # contradictions first
     return CueReport(tuple(decisive + soft))
+
+
+def _unread(claim: str, cited: Sequence[str], lang: str, question: str
+            ) -> tuple[list[str], str]:
+    """Romaji names of an English claim its Japanese cited texts never read as; the texts."""
+    if lang != "en" or is_japanese(claim):
+        return [], ""
+    sentences = [s.text for t in cited for s in split_sentences(t)]
+    cross = cross_context(claim, sentences)
+    if cross is None or not cross.foreign:
+        return [], ""
+    text = " ".join(sentences)
+    return unread_names(_entities(prepare(claim)), text, question), text

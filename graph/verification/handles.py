@@ -125,14 +125,12 @@ def select_sentences(
     passages win ties), each with ``neighbours`` sentences either side for context while
     the budget allows, else alone. The best sentence is always shown.
     """
-    sentences = [(p, i, s) for p, item in enumerate(evidence)
-                 for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)]
-    if budget_tokens <= 0 or not sentences:
+    if budget_tokens <= 0:
         return None
-    cost = {(p, i): estimate_tokens(s.text) + LINE_TOKENS for p, i, s in sentences}
+    sentences, cost, whole = _costs(evidence)
+    if not sentences or whole <= budget_tokens:
+        return None
     passages = {p for p, _, _ in sentences}
-    if sum(cost.values()) + HEADER_TOKENS * len(passages) <= budget_tokens:
-        return None
     wanted = content_tokens(question)
     kind = question_kind(question)
     count = {p: sum(1 for q, _, _ in sentences if q == p) for p in passages}
@@ -174,14 +172,17 @@ def select_sentences(
 
 def cuts(evidence: Sequence[Evidence], budget_tokens: int) -> bool:
     """True when the view of ``evidence`` within ``budget_tokens`` leaves sentences out."""
-    if budget_tokens <= 0:
-        return False
-    used = 0
-    for p, item in enumerate(evidence):
-        shown = split_sentences(item["text"], chunk=p)
-        if shown:
-            used += HEADER_TOKENS + sum(estimate_tokens(s.text) + LINE_TOKENS for s in shown)
-    return used > budget_tokens
+    return budget_tokens > 0 and _costs(evidence)[2] > budget_tokens
+
+
+def _costs(evidence: Sequence[Evidence]
+           ) -> tuple[list[tuple[int, int, Sentence]], dict[tuple[int, int], int], int]:
+    """Every (passage, number, sentence), each sentence's shown cost, and the whole view's."""
+    sentences = [(p, i, s) for p, item in enumerate(evidence)
+                 for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)]
+    cost = {(p, i): estimate_tokens(s.text) + LINE_TOKENS for p, i, s in sentences}
+    whole = sum(cost.values()) + HEADER_TOKENS * len({p for p, _, _ in sentences})
+    return sentences, cost, whole
 
 
 SEMANTIC_WEIGHT = 0.9

@@ -36,12 +36,17 @@ def claim_to_check(claim: Claim, evidence: list[Evidence], question: str = "") -
     by_id = {e["source_id"]: e for e in evidence}
     cited = [by_id[c["source_id"]] for c in claim["citations"] if c["source_id"] in by_id]
     chosen = list({e["source_id"]: e for e in cited}.values())
+    n_cited = len(chosen)
     for e in evidence:
         if len(chosen) >= MAX_EVIDENCE_PER_CLAIM:
             break
         if e not in chosen:
             chosen.append(e)
     item: ClaimToCheck = {"text": claim["text"], "evidence": chosen}
+    if n_cited:
+        item["cited"] = n_cited
+    if question.strip():
+        item["asked"] = question.strip()
     if question.strip() and is_bare_answer(claim["text"]):
         item["question"] = question.strip()
     return item

@@ -130,6 +130,10 @@ def test_a_date_does_not_answer_how_many():
     (finding,) = off_question_findings(
         question, [{"text": "It premiered in 1999.", "citations": []}], [SPEC], "en")
     assert "only figures are dates" in finding["detail"]
+    # Nor by a rank (a small-corpus dev answer to a GDP question).
+    gdp = "About how many hundred million dollars was the GDP of Japan?"
+    assert _kinds(gdp, "Japan was ranked 7th in the world in terms of positive peace.",
+                  language="en") == [(0, "major")]
     # A span of time may be answered by dates.
     assert _kinds("How many years did he reign?", "He reigned from 1990 to 2000.",
                   language="en") == []
@@ -150,6 +154,11 @@ def test_a_date_does_not_answer_how_many():
     ("第7条（2024年4月1日施行）に定める。", False),
     ("Article 12 took effect on April 1, 2024.", False),
     ("第7条により、委託料は月額45万円とする。", True),
+    # a rank is no count (a dev answer to "about how many hundred million dollars" said this)
+    ("Japan was ranked 7th in the positive peace index.", False),
+    ("世界で第3位の規模である。", False),
+    ("売上は2番目に多い。", False),
+    ("It ranked 7th with 120 entries.", True),
 ])
 def test_has_count_sets_dates_aside(text, count):
     from grounded_rag.verification.counts import has_count
