@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 from grounded_rag.retrieval.text_analysis import sudachi_tokenizer
 
@@ -111,13 +113,31 @@ def _plain(text: str) -> str:
 def reading(text: str) -> str:
     """The loose romaji reading of a Japanese text, words run together, spaces between runs."""
     parts = []
-    for m in sudachi_tokenizer().tokenize(text):
+    for m in _morphemes(text):
         surface = m.surface()
         if surface.isascii():
             parts.append(" " + _plain(surface) + " ")
         else:
             parts.append(kana_to_romaji(m.reading_form()))
     return " ".join(loose(run) for run in "".join(parts).split())
+
+
+_PIECE_CHARS = 4000
+"""Sudachi refuses inputs over 49,149 bytes: longer texts are read in pieces of this many
+characters (at most 3 bytes each), cut after a sentence end where there is one."""
+
+
+def _morphemes(text: str) -> Iterator[Any]:
+    """Sudachi's morphemes of ``text``, read in pieces that it accepts."""
+    tokenizer = sudachi_tokenizer()
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + _PIECE_CHARS)
+        if end < len(text):
+            cut = max(text.rfind(mark, start, end) for mark in "。\n.")
+            end = cut + 1 if cut > start else end
+        yield from tokenizer.tokenize(text[start:end])
+        start = end
 
 
 def name_in_reading(name: str, text: str) -> bool:
@@ -149,7 +169,7 @@ def proper_names(text: str, limit: int = 6) -> list[str]:
     does name.
     """
     out: list[str] = []
-    for m in sudachi_tokenizer().tokenize(text):
+    for m in _morphemes(text):
         pos = m.part_of_speech()
         if pos[1] != "固有名詞" or m.surface().isascii():
             continue

@@ -118,3 +118,9 @@ def test_a_name_the_question_holds_is_its_premise_whatever_the_claims_form():
     (verdict,) = cascade.verify([claim_to_check(claim, evidence, "Who is the mayor?")],
                                 language="en")
     assert verdict["verdict"] == "neutral" and "Kyoto" in verdict["reason"]
+
+
+def test_a_text_longer_than_sudachi_takes_is_read_in_pieces():
+    long_text = "大阪府の人口は多い。" * 8000 + TAKASAGO  # 240 kB: over Sudachi's 49,149 bytes
+    assert name_in_reading("Shiojiri", long_text)
+    assert not name_in_reading("Kyoto", long_text)
