@@ -14,6 +14,7 @@ from grounded_rag.state import State
 from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
 from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
+from grounded_rag.verification.other_case import other_case_statements
 
 
 def check_citations(
@@ -32,17 +33,24 @@ def check_citations(
     draft = state.get("draft") or {"answerable": False, "statements": []}
     evidence = state.get("evidence", [])
     with timed("check_citations", timings):
-        kept, dropped = list(draft["statements"]), []
+        kept, dropped, elsewhere = list(draft["statements"]), [], []
         if "human_edited" not in state.get("flags", []):
-            unrelated = set(unrelated_statements(state.get("question", ""), kept))
+            question = state.get("question", "")
+            unrelated = set(unrelated_statements(question, kept))
             dropped = [s for i, s in enumerate(kept) if i in unrelated]
             kept = [s for i, s in enumerate(kept) if i not in unrelated]
+            other = set(other_case_statements(question, kept))
+            elsewhere = [s for i, s in enumerate(kept) if i in other]
+            kept = [s for i, s in enumerate(kept) if i not in other]
         statements, findings = check_statement_citations(
             kept, evidence, threshold=settings.quote_match_threshold,
         )
         findings += [{"type": "unrelated_statement", "severity": "info", "claim_index": -1,
                       "detail": f"Dropped a statement that has nothing to do with the question "
                                 f"or the rest of the answer: {s['text']!r}"} for s in dropped]
+        findings += [{"type": "other_case_statement", "severity": "info", "claim_index": -1,
+                      "detail": f"Dropped a statement about other cases than the one asked, "
+                                f"beside one that answers it: {s['text']!r}"} for s in elsewhere]
         if "human_edited" not in state.get("flags", []):
             findings += off_question_findings(state.get("question", ""), statements,
                                               evidence, language)
