@@ -74,8 +74,8 @@ def _pairs(name: str, root: Path) -> Iterator[Pair]:
                 for answer in r["answers_en"][:2]:
                     yield ("xlang en->ja", answer, [_body(gold["text"])], r["question_en"],
                            "en", "supported")
-                    if others:  # a fixed pick: the passage after the gold one, wrapping round
-                        other = passages[others[hash_index(gold["pid"], len(others))]]
+                    if others:  # a fixed pick among the article's other passages
+                        other = passages[others[_stable_index(gold["pid"], len(others))]]
                         yield ("xlang en->ja", answer, [_body(other["text"])], r["question_en"],
                                "en", "other passage")
     else:
@@ -86,7 +86,7 @@ def _body(text: str) -> str:
     return text.split(" [SEP] ", 1)[-1]  # JSQuAD passages open with "title [SEP] "
 
 
-def hash_index(key: str, n: int) -> int:
+def _stable_index(key: str, n: int) -> int:
     """A stable index in ``range(n)`` for ``key`` (not Python's salted ``hash``)."""
     return sum(key.encode("utf-8")) % n
 
