@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
-from pathlib import Path
 
 SYSTEM = ("You answer yes/no questions using only the statements given. Statements not given "
           "do not count.")
@@ -30,16 +28,13 @@ _AUX = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|wo
                   re.I)
 
 
-def _eval_dir() -> Path:
-    default = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
-    return Path(os.environ.get("GROUNDED_RAG_EVAL_DIR", default))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="questions (0: all)")
     args = parser.parse_args(argv)
-    path = _eval_dir() / "halueval_qa" / "pairs.dev.jsonl"
+    from grounded_rag.evaluation._datasets import default_eval_dir
+
+    path = default_eval_dir() / "halueval_qa" / "pairs.dev.jsonl"
     if not path.exists():
         print(f"skipped: {path} not found (set GROUNDED_RAG_EVAL_DIR)", file=sys.stderr)
         return 3

@@ -50,7 +50,7 @@ from grounded_rag.verification.values import (
     same_value,
     strip_numbers,
 )
-from grounded_rag.verification.xlang import cross_context
+from grounded_rag.verification.xlang import CrossContext, cross_context
 
 CueKind = Literal[
     "quantity_mismatch",
@@ -278,7 +278,10 @@ def check_claim(
         )
     # A romaji name (Kyoto) in an English claim is compared with how the Japanese evidence
     # reads (京都 キョウト): the one name of an answer that the judge cannot read across.
-    unread, read_from = _unread(claim, texts[:cited] if cited else texts, lang,
+    # Only the cited texts count; when they are all the evidence, its sentences are reused.
+    scoped = (sentences if not cited or cited >= len(texts)
+              else [s.text for t in texts[:cited] for s in split_sentences(t)])
+    unread, read_from = _unread(claim, scoped, cross if scoped is sentences else None, lang,
                                 f"{question} {asked}")
     if unread:
         listed, names = ", ".join(unread), ", ".join(proper_names(read_from))
@@ -367,13 +370,16 @@ def check_claim(
     return CueReport(tuple(decisive + soft))
 
 
-def _unread(claim: str, cited: Sequence[str], lang: str, question: str
-            ) -> tuple[list[str], str]:
-    """Romaji names of an English claim its Japanese cited texts never read as; the texts."""
-    if lang != "en" or is_japanese(claim):
+def _unread(claim: str, sentences: list[str], cross: CrossContext | None, lang: str,
+            question: str) -> tuple[list[str], str]:
+    """Romaji names of an English claim its Japanese cited ``sentences`` never read as.
+
+    Returns them with the sentences' text; ``cross`` is their cross-language context when
+    already computed.
+    """
+    if lang != "en" or is_japanese(claim) or not sentences:
         return [], ""
-    sentences = [s.text for t in cited for s in split_sentences(t)]
-    cross = cross_context(claim, sentences)
+    cross = cross or cross_context(claim, sentences)
     if cross is None or not cross.foreign:
         return [], ""
     text = " ".join(sentences)

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
 
 from grounded_rag.retrieval.text_analysis import sudachi_tokenizer
 
@@ -113,12 +111,11 @@ def _plain(text: str) -> str:
 def reading(text: str) -> str:
     """The loose romaji reading of a Japanese text, words run together, spaces between runs."""
     parts = []
-    for m in _morphemes(text):
-        surface = m.surface()
+    for surface, kana, _ in _morphemes(text):
         if surface.isascii():
             parts.append(" " + _plain(surface) + " ")
         else:
-            parts.append(kana_to_romaji(m.reading_form()))
+            parts.append(kana_to_romaji(kana))
     return " ".join(loose(run) for run in "".join(parts).split())
 
 
@@ -127,17 +124,24 @@ _PIECE_CHARS = 4000
 characters (at most 3 bytes each), cut after a sentence end where there is one."""
 
 
-def _morphemes(text: str) -> Iterator[Any]:
-    """Sudachi's morphemes of ``text``, read in pieces that it accepts."""
+@lru_cache(maxsize=512)
+def _morphemes(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """(surface, reading, is a proper noun) of each word of ``text``, one Sudachi pass a text.
+
+    Read in pieces that Sudachi accepts.
+    """
     tokenizer = sudachi_tokenizer()
+    out: list[tuple[str, str, bool]] = []
     start = 0
     while start < len(text):
         end = min(len(text), start + _PIECE_CHARS)
         if end < len(text):
             cut = max(text.rfind(mark, start, end) for mark in "。\n.")
             end = cut + 1 if cut > start else end
-        yield from tokenizer.tokenize(text[start:end])
+        out += [(m.surface(), m.reading_form(), m.part_of_speech()[1] == "固有名詞")
+                for m in tokenizer.tokenize(text[start:end])]
         start = end
+    return tuple(out)
 
 
 def name_in_reading(name: str, text: str) -> bool:
@@ -169,11 +173,10 @@ def proper_names(text: str, limit: int = 6) -> list[str]:
     does name.
     """
     out: list[str] = []
-    for m in _morphemes(text):
-        pos = m.part_of_speech()
-        if pos[1] != "固有名詞" or m.surface().isascii():
+    for surface, kana, proper in _morphemes(text):
+        if not proper or surface.isascii():
             continue
-        spelled = re.sub(r"ou|oo", "o", kana_to_romaji(m.reading_form()).strip()).replace("uu", "u")
+        spelled = re.sub(r"ou|oo", "o", kana_to_romaji(kana).strip()).replace("uu", "u")
         if spelled and spelled.isascii() and spelled.capitalize() not in out:
             out.append(spelled.capitalize())
         if len(out) >= limit:
