@@ -32,11 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="questions (0: all)")
     args = parser.parse_args(argv)
-    from grounded_rag.evaluation._datasets import default_eval_dir
+    from _common import eval_path
 
-    path = default_eval_dir() / "halueval_qa" / "pairs.dev.jsonl"
-    if not path.exists():
-        print(f"skipped: {path} not found (set GROUNDED_RAG_EVAL_DIR)", file=sys.stderr)
+    path = eval_path("halueval_qa", "pairs.dev.jsonl")
+    if path is None:
         return 3
     rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
     items = [r for r in rows if r["label"] == 0 and _AUX.match(r["question"].strip())

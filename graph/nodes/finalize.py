@@ -13,7 +13,9 @@ from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_cla
 from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import kept_statements
 from grounded_rag.state import State
-from grounded_rag.types import Claim, Evidence, Source
+from grounded_rag.types import Claim, Evidence, Finding, Source
+from grounded_rag.verification.answer_language import wrong_language
+from grounded_rag.verification.partial import PASSING
 
 
 def finalize_answer(
@@ -22,6 +24,9 @@ def finalize_answer(
     """Compose the answer with [n] markers, the references list and the scores."""
     language = lang(state)
     progress("finalizing", language)
+    earlier = _earlier_in_other_language(state)
+    if earlier is not None:  # the revisions only had to change the language, and did not
+        state = cast(State, {**state, **earlier})
     statements = (state.get("draft") or {"statements": []})["statements"]
     claims = state.get("claims", [])
     dropped: list[Claim] = []
@@ -44,12 +49,48 @@ def finalize_answer(
         flags.append("needs_review")
     return {
         "status": "answered", "answer": answer, "sources": sources, **final,
+        **({"findings": state.get("findings", []), "draft": state.get("draft")}
+           if earlier is not None else {}),
         "removed_claims": removed_claims([*state.get("history", []), {"claims": dropped}],
                                          final["claims"]),
         "flags": flags, "verification": verification,
         "checked_claims": state.get("checked_claims", len(final["claims"])),
         "verification_error": "", "warnings": [], "decided_by": "verification",
     }
+
+
+def _earlier_in_other_language(state: State) -> dict[str, Any] | None:
+    """The first attempt that held, written in the source's language, if the last is flagged.
+
+    None when there is none. Such an attempt (every statement wholly in the other language:
+    the sources' own sentences, for instance) was revised only to be rewritten in the
+    question's language. When the revisions end still flagged (``answer_language``: the
+    other language, or its words glued into the translation, "mayor of Long野 Prefecture"),
+    the rewrite bought nothing and may have changed the facts on the way, while the earlier
+    attempt's claims were verified in the sources' language: that attempt is delivered,
+    with the flag and an info finding ``earlier_attempt``. A half-translated earlier attempt
+    ("IUPAC naming法") is no better than the last one and is not chosen.
+    """
+    findings = state.get("findings", [])
+    claims = state.get("claims", [])
+    if (not any(f["type"] == "answer_language" for f in findings) or not claims
+            or not all(c.get("verdict") in PASSING for c in claims)):
+        return None
+    language = lang(state)
+    for record in state.get("history", []):
+        kinds = {f["type"] for f in record["findings"]
+                 if f["severity"] in ("critical", "major") or f["type"] == "off_question"}
+        if (record["claims"] and record["statements"] and kinds == {"answer_language"}
+                and all(c.get("verdict") in PASSING for c in record["claims"])
+                and all(wrong_language(s["text"], language) for s in record["statements"])):
+            note: Finding = {
+                "type": "earlier_attempt", "severity": "info", "claim_index": -1,
+                "detail": f"The revisions did not write attempt {record['attempt']} in the "
+                          "question's language; that attempt, verified in the sources' "
+                          "language, is delivered."}
+            return {"draft": {"answerable": True, "statements": record["statements"]},
+                    "claims": record["claims"], "findings": [*record["findings"], note]}
+    return None
 
 
 def _verified_part(statements: list[Claim], claims: list[Claim], keep: list[int]

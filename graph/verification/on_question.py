@@ -163,19 +163,40 @@ def unrelated_statements(question: str, statements: Sequence[Claim]) -> list[int
     and whose content words (its text and its quotes, :func:`key_tokens`) meet neither the
     question's nor any other statement's is a sentence the model picked up from an
     unrelated passage ("She was a member of the pop group S#arp." in an answer about
-    licence numbers). Always leaves at least one statement.
+    licence numbers). One word in common does not make a long statement related when it is
+    an ordinary English word there, not a name ("...manufactures footwear, *sports* and
+    casual apparel" beside the Ministry of Education, Culture, *Sports*, Science and
+    Technology); a shared name ("Honda") does. Always leaves at least one statement.
     """
     if len(statements) < 2:
         return []
     asked_tokens = key_tokens(question)
-    tokens = [key_tokens(" ".join([s["text"], *(c.get("quote", "") for c in s["citations"])]))
-              for s in statements]
+    texts = [" ".join([s["text"], *(c.get("quote", "") for c in s["citations"])])
+             for s in statements]
+    tokens = [key_tokens(text) for text in texts]
     docs = [{c["source_id"].split("#")[0] for c in s["citations"]} for s in statements]
-    out = [i for i, own in enumerate(tokens)
-           if not own & asked_tokens
-           and not any(own & other or docs[i] & docs[j]
-                       for j, other in enumerate(tokens) if j != i)]
+    out = []
+    for i, own in enumerate(tokens):
+        if any(docs[i] & docs[j] for j in range(len(statements)) if j != i):
+            continue
+        shared = own & asked_tokens
+        for j, other in enumerate(tokens):
+            if j != i:
+                shared |= own & other
+        if not shared or (len(shared) == 1 and len(own) >= _LONG_STATEMENT
+                          and _only_common_word(next(iter(shared)), texts[i])):
+            out.append(i)
     return out if len(out) < len(statements) else []
+
+
+_LONG_STATEMENT = 6  # content tokens from which one shared ordinary word relates nothing
+
+
+def _only_common_word(token: str, text: str) -> bool:
+    """Whether ``token`` stands in ``text`` only as a lower-case English word (not a name)."""
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'\-]*", unicodedata.normalize("NFKC", text))
+             if stem(w.lower()) == token]
+    return bool(words) and all(w.islower() for w in words)
 
 
 def off_question_findings(

@@ -83,3 +83,53 @@ def test_katakana_alone_does_not_make_an_english_question_japanese(text, languag
     from grounded_rag.lang import detect_language
 
     assert detect_language(text) == language
+
+
+CITY = ev("jcp#sec4", "1967年に長野県塩尻市で初の党員市長（高砂政郎）が誕生した。",
+          title="日本共産党 > 地方")
+QUESTION_CITY = "Of which city was Masao Takasago the mayor?"
+
+
+def test_a_translation_still_flagged_gives_way_to_the_first_verified_attempt():
+    # The first draft copies the Japanese sentence (verified, but not in English); the
+    # revisions glue a kanji to an English word and change the fact on the way.
+    japanese = answer((CITY["text"], "S1.1"))
+    garbled = answer(("Masao Takasago was the mayor of Long野 Prefecture in 1967.", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [japanese, garbled, garbled]})
+    graph = build_graph(retriever=StaticRetriever([CITY]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": QUESTION_CITY}, context=Context(max_retries=2))
+    assert out["status"] == "answered" and out["attempts"] >= 2
+    assert "塩尻市" in out["answer"] and "Long" not in out["answer"]
+    assert "answer_language" in out["flags"]
+    kinds = [f["type"] for f in out["findings"]]
+    assert "earlier_attempt" in kinds and "answer_language" in kinds
+    assert [c["status"] for c in out["claims"]] == ["verified"]
+
+
+def test_a_translation_that_succeeds_is_delivered():
+    japanese = answer((CITY["text"], "S1.1"))
+    english = answer(("Masao Takasago became mayor of Shiojiri in Nagano in 1967.", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [japanese, english]})
+    graph = build_graph(retriever=StaticRetriever([CITY]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": QUESTION_CITY}, context=Context(max_retries=2))
+    assert out["status"] == "answered" and out["answer"].startswith("Masao Takasago became")
+    assert "answer_language" not in out["flags"]
+    assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
+
+
+def test_a_half_translated_first_attempt_does_not_replace_the_last():
+    # "IUPAC naming法" is no better than the full sentence that still carries the word.
+    source = ev("hc#sec5", "炭化水素の構造による分類はIUPAC命名法の基本原理である。",
+                title="炭化水素")
+    bare = answer(("IUPAC naming法", "S1.1"))
+    full = answer(("The structural classification of hydrocarbons is the basic principle "
+                   "of IUPAC naming法.", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [bare, full, full]})
+    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "The structural classification of hydrocarbons is the "
+                        "basic principle of what?"}, context=Context(max_retries=2))
+    assert out["status"] == "answered" and out["answer"].startswith("The structural")
+    assert "earlier_attempt" not in [f["type"] for f in out["findings"]]

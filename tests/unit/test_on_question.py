@@ -223,6 +223,29 @@ def test_a_statement_about_nothing_asked_is_dropped_from_a_longer_answer():
     assert unrelated_statements(q, [code, digits]) == []
     assert unrelated_statements(q, [stray]) == []  # never the whole answer
 
+    # One ordinary word in common ("sports") does not relate a long statement; a name does.
+    q = ("What is the common title of the minister in charge of Japan's Ministry of "
+         "Education, Culture, Sports, Science and Technology?")
+    title = {"text": "The common title of the minister is 文部科学大臣.",
+             "citations": [{"source_id": "mext#sec0"}]}
+    apparel = {"text": "Troy manages a group of teammates at Under Armour, a company that "
+                       "manufactures footwear, sports and casual apparel.",
+               "citations": [{"source_id": "doc-3447#sec0"}]}
+    assert unrelated_statements(q, [title, apparel]) == [1]
+    q = "Who founded Sony, and who founded Honda?"
+    sony = {"text": "Sony was founded by Masaru Ibuka and Akio Morita.",
+            "citations": [{"source_id": "sony#sec0"}]}
+    honda = {"text": "Honda Motor was established in 1948 by Soichiro Honda in Hamamatsu.",
+             "citations": [{"source_id": "honda#sec0"}]}
+    assert unrelated_statements(q, [sony, honda]) == []
+    # A statement citing the same document as another stays, whatever it shares.
+    q = "In what state did Olivia Newton-John perform Summer Nights?"
+    show = {"text": "Summer Nights is a residency show by Olivia Newton-John.",
+            "citations": [{"source_id": "doc-2677#sec0"}]}
+    venue = {"text": "The show takes place in the Donny & Marie Showroom, at the Flamingo "
+                     "Las Vegas.", "citations": [{"source_id": "doc-2677#sec0"}]}
+    assert unrelated_statements(q, [show, venue]) == []
+
     spec = ev("spec#sec2", "Battery\nThe X100 battery lasts up to 10 hours on a single charge.",
               title="X100 spec > Battery")
     pop = ev("pop#sec0", "She was a former member of the pop group S#arp.", title="Singer")
