@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from grounded_rag.state import State
-from grounded_rag.verification.partial import verified_part
+from grounded_rag.verification.partial import all_pass, verified_part
 
 
 def _has_critical(state: State) -> bool:
@@ -74,8 +74,7 @@ def route_after_verify(
     the loop as a spent budget does (:func:`_stalled`).
     """
     claims = state.get("claims", [])
-    passing = all(c.get("verdict") in ("supported", "unchecked") for c in claims)
-    if claims and passing and not _has_critical(state):
+    if all_pass(claims) and not _has_critical(state):
         kinds = {f["type"] for f in state.get("findings", [])}
         if "off_question" in kinds:
             return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)

@@ -15,7 +15,8 @@ from grounded_rag.routing import kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
 from grounded_rag.verification.answer_language import wrong_language
-from grounded_rag.verification.partial import PASSING
+from grounded_rag.verification.partial import all_pass
+from grounded_rag.verification.yes_lead import yes_lead
 
 
 def finalize_answer(
@@ -34,6 +35,13 @@ def finalize_answer(
     if keep is not None:  # the revisions are spent: deliver the part that holds
         statements, claims, dropped = _verified_part(statements, claims, keep)
     answer, sources = _compose(statements, state.get("evidence", []), language)
+    extra: list[Finding] = []
+    if language == "en" and yes_lead(state.get("question", ""), statements):
+        answer = f"Yes. {answer}"  # each compared thing's statement says what was asked
+        extra.append({
+            "type": "yes_lead", "severity": "info", "claim_index": -1,
+            "detail": "Each thing the question compares has a verified statement saying "
+                      "what was asked of it: the answer opens with Yes."})
     verification = state.get("verification") or "complete"
     final = settled(claims, state, parts.settings(runtime, config), verification)
     flags = answer_flags(state)
@@ -49,8 +57,9 @@ def finalize_answer(
         flags.append("needs_review")
     return {
         "status": "answered", "answer": answer, "sources": sources, **final,
-        **({"findings": state.get("findings", []), "draft": state.get("draft")}
-           if earlier is not None else {}),
+        **({"draft": state.get("draft")} if earlier is not None else {}),
+        **({"findings": [*state.get("findings", []), *extra]}
+           if earlier is not None or extra else {}),
         "removed_claims": removed_claims([*state.get("history", []), {"claims": dropped}],
                                          final["claims"]),
         "flags": flags, "verification": verification,
@@ -73,15 +82,13 @@ def _earlier_in_other_language(state: State) -> dict[str, Any] | None:
     """
     findings = state.get("findings", [])
     claims = state.get("claims", [])
-    if (not any(f["type"] == "answer_language" for f in findings) or not claims
-            or not all(c.get("verdict") in PASSING for c in claims)):
+    if not any(f["type"] == "answer_language" for f in findings) or not all_pass(claims):
         return None
     language = lang(state)
     for record in state.get("history", []):
         kinds = {f["type"] for f in record["findings"]
                  if f["severity"] in ("critical", "major") or f["type"] == "off_question"}
-        if (record["claims"] and record["statements"] and kinds == {"answer_language"}
-                and all(c.get("verdict") in PASSING for c in record["claims"])
+        if (record["statements"] and kinds == {"answer_language"} and all_pass(record["claims"])
                 and all(wrong_language(s["text"], language) for s in record["statements"])):
             note: Finding = {
                 "type": "earlier_attempt", "severity": "info", "claim_index": -1,

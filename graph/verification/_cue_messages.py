@@ -20,6 +20,7 @@ MESSAGES = {
         "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
         "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
         "decade_only": "The evidence gives only the decade {ev}, not {cl}.",
+        "day_unstated": "The evidence gives {ev} without a day, not {cl}.",
         "value_binding": "The evidence gives {cl} for {ev}, not for {case}; for {case} it "
         "gives {other}: \u201c{sentence}\u201d",
         "reading_missing": "The evidence names no {cl}: no word of it reads so.",
@@ -41,6 +42,7 @@ MESSAGES = {
         "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
         "「{cl}」についてではありません:「{sentence}」",
         "decade_only": "根拠は年代（{ev}）しか述べておらず、「{cl}」とは述べていません。",
+        "day_unstated": "根拠は「{ev}」としか述べておらず、「{cl}」という日付は述べていません。",
         "value_binding": "根拠が「{cl}」とするのは「{ev}」についてで、「{case}」については"
         "「{other}」です:「{sentence}」",
         "reading_missing": "根拠には「{cl}」と読める語がありません。",

@@ -46,8 +46,9 @@ class ClaimVerdict(TypedDict):
     """Support score in [0, 1]."""
     judge: NotRequired[str]
     """Which judge decided: ``head`` (trained head), ``logit`` (P(Yes) alone), ``copy`` (the
-    claim is a whole source sentence: no model), absent for API judges and deterministic
-    cues."""
+    claim is a whole source sentence: no model), ``cloze`` (a bare value that fills the gap
+    one source sentence leaves in the question: no model,
+    :mod:`grounded_rag.verification.cloze`), absent for API judges and deterministic cues."""
     truncated: NotRequired[bool]
     """True when the evidence had to be cut to fit the judge's context."""
 

@@ -8,11 +8,13 @@ evidence", so the value cues find no mismatch when an answer says "In Tokyo the 
 value of another.
 
 Only a small vocabulary of cases counts (places, other / elsewhere, domestic / overseas,
-weekday / weekend, adult / child, member / non-member...), matched in English and Japanese
-alike, so that an English claim is compared with a Japanese sentence too. The check is
-built to miss rather than to fire falsely: a clause that opens the sentence without a value
-("国内出張の宿泊費は、") speaks for every case; a claim clause that names the value's own case
-is never flagged; and the value's clause must name a case of its own.
+weekday / weekend, adult / child, member / non-member..., and the year that labels a value
+of a yearly series: 「2006年19.3万人、2007年23.5万人」 read as "2007年には19.3万人"), matched in
+English and Japanese alike, so that an English claim is compared with a Japanese sentence
+too. The check is built to miss rather than to fire falsely: a clause that opens the
+sentence without a value ("国内出張の宿泊費は、") speaks for every case; a claim clause that
+names the value's own case is never flagged; and the value's clause must name a case of its
+own.
 """
 
 from __future__ import annotations
@@ -83,14 +85,23 @@ _ORDER = ("nonmember",) + tuple(c for c in _CASES if c != "nonmember")
 _CLAUSE = re.compile(r"[、，;；]|,(?!\d{3})|\b(?:and|while|whereas|but)\b", re.IGNORECASE)
 
 
+# A year that labels a value in a yearly series: 「2006年19.3万人、2007年23.5万人」, "in 2007".
+# Not a year inside a full date (2016年7月): such a clause tells when, not which case.
+_YEAR = re.compile(r"(?<![\d.,])((?:1[5-9]|20)\d\d)\s*年(?!\s*\d{1,2}\s*月|代|間|度)"
+                   r"|\b(?:in|for|of|by)\s+((?:1[5-9]|20)\d\d)\b(?![\d,.]|\s*[-/])",
+                   re.IGNORECASE)
+_YEAR_CASE = "year "
+
+
 def cases_in(text: str) -> frozenset[str]:
-    """The cases (``_CASES``) that ``text`` names, in either language."""
+    """The cases (``_CASES``, and a year labelling a value: ``year 2007``) ``text`` names."""
     found: set[str] = set()
     rest = text
     for case in _ORDER:
         if _PATTERNS[case].search(rest):
             found.add(case)
             rest = _PATTERNS[case].sub(" ", rest)
+    found.update(_YEAR_CASE + (m.group(1) or m.group(2)) for m in _YEAR.finditer(text))
     return frozenset(found)
 
 
@@ -142,6 +153,10 @@ class Misbound:
 
 def _spelled(case: str, text: str, *, gloss: bool = False) -> str:
     """How ``text`` writes ``case``; with ``gloss``, a Japanese spelling gets the English."""
+    if case.startswith(_YEAR_CASE):
+        year = case[len(_YEAR_CASE):]
+        m = next((y for y in _YEAR.finditer(text) if year in (y.group(1), y.group(2))), None)
+        return m.group(0).strip() if m else year
     m = _PATTERNS[case].search(text)
     spelled = m.group(0) if m else case
     return f"{spelled} ({case})" if gloss and not spelled.isascii() else spelled

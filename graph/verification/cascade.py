@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier, statement_of
+from grounded_rag.verification.cloze import cloze_sentence
 from grounded_rag.verification.cues import CueReport, check_claim
 from grounded_rag.verification.evidence import (
     SelectedEvidence,
@@ -188,6 +189,13 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
         # A sentence of the source, word for word: it says what the source says.
         verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=copied,
                                support=1.0, judge="copy")
+        return PreparedClaim(selected, report, verdict, None)
+    filled = cloze_sentence(claim["text"], claim["question"], evidence) if claim.get(
+        "question") else ""
+    if filled:
+        # A bare value that fills the one gap a source sentence leaves in the question.
+        verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=filled,
+                               support=1.0, judge="cloze")
         return PreparedClaim(selected, report, verdict, None)
     return PreparedClaim(selected, report, None, _narrowed(claim, selected))
 

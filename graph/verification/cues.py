@@ -66,6 +66,7 @@ CueKind = Literal[
     "tax_mismatch",
     "subject_swap",
     "decade_only",
+    "day_unstated",
     "value_binding",
     "reading_missing",
 ]
@@ -226,12 +227,20 @@ def check_claim(
 
     for d in cl_dates:
         agreeing = [e for e in ev_dates if e.compatible(d) and e.shares_field(d)]
+        finer: CueKind | None = None
         if agreeing and not (d.decade or d.named) and all(e.decade for e in agreeing):
-            # "born in 1470" where the evidence says "1470年代": a year it never gives
+            finer = "decade_only"  # "born in 1470" where the evidence says "1470年代"
+        elif (agreeing and d.day is not None and not d.named
+              and all(e.day is None for e in agreeing)
+              and any(e.day is not None and e.year is not None and not e.compatible(d)
+                      for e in ev_dates)):
+            # "1948年12月1日" where the evidence gives 1948年12月 (enacted) and a full date,
+            # 1949年6月1日, for something else: a day the evidence never gives that month
+            finer = "day_unstated"
+        if finer is not None:
             best_d = max(agreeing, key=lambda e: vctx[e.sentence])
-            decisive.append(Cue("decade_only", True, d.text, best_d.text,
-                                sentences[best_d.sentence],
-                                msg["decade_only"].format(ev=best_d.text, cl=d.text),
+            decisive.append(Cue(finer, True, d.text, best_d.text, sentences[best_d.sentence],
+                                msg[finer].format(ev=best_d.text, cl=d.text),
                                 verdict="neutral"))
             continue
         if agreeing:

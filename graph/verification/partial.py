@@ -5,8 +5,9 @@ thrown away whole, also when its other statements were verified and answered the
 ("Columbia University is a private Ivy League research university in Upper Manhattan",
 beside a revision's "Capitol Technology University is not ..." that no sentence states).
 The verified part is delivered instead, flagged ``partial_answer``, when it still answers
-the question by the same deterministic checks as a whole draft (no statement unrelated to
-the question, no ``off_question`` finding: the asked kind of value or yes/no predicate is
+the question by the same deterministic checks as a whole draft: a kept statement unrelated
+to the question and to the rest is left out, as it is from a whole draft, and what remains
+must raise no ``off_question`` finding (the asked kind of value or yes/no predicate is
 there). Otherwise the run abstains as before.
 """
 
@@ -17,6 +18,11 @@ from grounded_rag.verification.on_question import off_question_findings, unrelat
 
 PASSING = ("supported", "unchecked")
 """Claim verdicts that do not block an answer (``unchecked``: sampled out or deferred)."""
+
+
+def all_pass(claims: list[Claim]) -> bool:
+    """Whether there are claims and every one of them passes (:data:`PASSING`)."""
+    return bool(claims) and all(c.get("verdict") in PASSING for c in claims)
 
 
 def verified_part(statements: list[Claim], claims: list[Claim], question: str,
@@ -33,9 +39,9 @@ def verified_part(statements: list[Claim], claims: list[Claim], question: str,
     keep = [i for i in range(len(statements)) if i in having and i not in failing]
     if not keep or not failing:
         return None
+    unrelated = set(unrelated_statements(question, [statements[i] for i in keep]))
+    keep = [k for n, k in enumerate(keep) if n not in unrelated]
     kept = [statements[i] for i in keep]
-    if unrelated_statements(question, kept):
-        return None
     findings = off_question_findings(question, kept, evidence, language)
     if any(f["type"] == "off_question" for f in findings):
         return None

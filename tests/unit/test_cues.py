@@ -366,3 +366,21 @@ def test_a_year_within_a_decade_the_evidence_gives_is_not_stated():
     assert check_claim("The technique was born in the 1480s.", en).decided == "contradicted"
     # a year the evidence gives is supported even with a decade nearby
     assert check_claim("Its inventor was born in 1472.", en).decided is None
+
+
+ENACTED = ("日本国有鉄道法及び日本専売公社法が1948年12月に制定され、1949年6月1日から施行された。")
+
+
+def test_a_day_the_evidence_never_gives_for_that_month_is_not_supported():
+    report = check_claim("日本国有鉄道法及び日本専売公社法は1948年12月1日から施行された", [ENACTED],
+                         language="ja")
+    assert report.decided == "neutral"
+    assert [c.kind for c in report.cues][0] == "day_unstated"
+    assert "1948年12月" in report.reason
+    # the full date it does give, or the month alone, is not flagged
+    for claim in ("日本国有鉄道法は1949年6月1日から施行された", "1948年12月に制定された"):
+        assert all(c.kind != "day_unstated" for c in check_claim(claim, [ENACTED]).cues)
+    # without a full date elsewhere in the evidence the added day is left to the model
+    month_only = "日本国有鉄道法が1948年12月に制定された。"
+    assert all(c.kind != "day_unstated"
+               for c in check_claim("1948年12月1日に制定された", [month_only]).cues)

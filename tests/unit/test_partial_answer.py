@@ -50,3 +50,25 @@ def test_a_draft_that_holds_whole_is_no_partial_answer():
     out = graph.invoke({"question": QUESTION}, context=Context(max_retries=0))
     assert out["status"] == "answered" and "partial_answer" not in out["flags"]
     assert len(out["claims"]) == 2
+
+
+def _statement(text: str, source_id: str) -> dict:
+    return {"text": text, "citations": [{"source_id": source_id, "quote": text}]}
+
+
+def test_an_unrelated_statement_is_left_out_of_the_part_that_holds():
+    from grounded_rag.verification.partial import verified_part
+
+    statements = [
+        _statement("The X100 battery lasts up to 10 hours.", "spec#sec2"),
+        _statement("She was a member of the pop group S#arp.", "bio#sec1"),
+        _statement("The X100 battery lasts 24 hours when idle.", "spec#sec3"),
+    ]
+    verdicts = ("supported", "supported", "contradicted")
+    claims = [{"text": s["text"], "statement": i, "verdict": v}
+              for i, (s, v) in enumerate(zip(statements, verdicts, strict=True))]
+    # the unrelated statement holds, but is not part of the answer: only the first is kept
+    assert verified_part(statements, claims, QUESTION, [], "en") == [0]  # type: ignore[arg-type]
+    # when it is the only one that holds, nothing answers
+    claims[0]["verdict"] = "neutral"
+    assert verified_part(statements, claims, QUESTION, [], "en") is None  # type: ignore[arg-type]

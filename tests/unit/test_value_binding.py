@@ -68,3 +68,25 @@ def test_cases_are_read_in_both_languages_and_non_members_apart():
     assert cases_in("東京都内") == {"tokyo"}  # not 京都
     assert cases_in("京都市内") == {"kyoto"}
     assert cases_in("weekends in Osaka") == {"weekend", "osaka"}
+
+
+SERIES = ("日本における組み込みソフトウェア技術者数は、2004年に14.9万人、2005年17.5万人、"
+          "2006年19.3万人、2007年23.5万人と推計された。")
+
+
+def test_a_value_of_another_year_of_a_series_is_caught():
+    found = misbound_value("2007年には19.3万人と推計された", [SERIES], xlang=False)
+    assert found is not None
+    assert (found.claim_value, found.claim_cases, found.value_cases, found.other_value) == (
+        "19.3万人", ("2007年",), ("2006年",), "23.5万人")
+    assert check_claim("2007年には19.3万人と推計された", [SERIES]).decided == "contradicted"
+    # the year's own value, or a year the series does not hold, is not flagged
+    assert misbound_value("2007年には23.5万人と推計された", [SERIES], xlang=False) is None
+    assert misbound_value("2008年には19.3万人と推計された", [SERIES], xlang=False) is None
+
+
+def test_a_year_inside_a_date_or_a_decade_labels_no_case():
+    assert cases_in("2016年7月に首都で") == frozenset()
+    assert cases_in("1990年代の売上") == frozenset()
+    assert cases_in("2005年17.5万人") == frozenset({"year 2005"})
+    assert cases_in("sales in 2007") == frozenset({"year 2007"})

@@ -1,0 +1,60 @@
+"""How often the "Yes" lead is given on both-questions, and whether the gold agrees.
+
+``grounded_rag.verification.yes_lead`` puts "Yes" in front of a verified answer to "Are A
+and B both X?" when each compared thing has a statement of its own saying X. Here the
+statements are the sentences of each HaluEval-QA dev question's knowledge paragraph (two
+Wikipedia openings, one per compared thing, run together at a full stop, split there), the
+question is every right-answer yes/no question with "both". No model; a second.
+
+    .venv/bin/python benchmarks/yes_lead_check.py [--show]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import eval_path, read_jsonl  # noqa: E402
+
+from grounded_rag.verification.evidence import split_sentences  # noqa: E402
+from grounded_rag.verification.yes_lead import yes_lead  # noqa: E402
+
+_YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did)\b", re.I)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--show", action="store_true", help="print each lead given on a 'no'")
+    args = ap.parse_args()
+    path = eval_path("halueval_qa", "pairs.dev.jsonl")
+    if path is None:
+        return 0
+    outcome: Counter[tuple[str, str]] = Counter()
+    for row in read_jsonl(path):
+        question = row["question"].strip()
+        if row["label"] or not _YES_NO.match(question) or " both " not in f" {question} ":
+            continue
+        gold = row["answer"].strip().lower()
+        gold = "yes" if gold.startswith("yes") else "no" if gold.startswith("no") else "other"
+        text = re.sub(r"\.(?=[A-Z])", ". ", row["knowledge"])
+        statements = [{"text": s.text, "citations": [{"quote": s.text}]}
+                      for s in split_sentences(text)]
+        lead = yes_lead(question, statements)  # type: ignore[arg-type]
+        outcome[("Yes" if lead else "none", gold)] += 1
+        if args.show and lead and gold != "yes":
+            print(f"lead on {gold}: {question}")
+    print("| lead | gold yes | gold no | gold other |")
+    print("|---|---|---|---|")
+    for lead in ("Yes", "none"):
+        print(f"| {lead} | {outcome[(lead, 'yes')]} | {outcome[(lead, 'no')]} "
+              f"| {outcome[(lead, 'other')]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
