@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from grounded_rag.types import Evidence
 from grounded_rag.verification.evidence import content_tokens, normalize, split_sentences
+from grounded_rag.verification.on_question import question_kind
 
 CLOZE_COVERAGE = 0.8
 """Share of the question's content tokens the sentence must hold."""
@@ -26,8 +27,9 @@ CLOZE_MIN_TOKENS = 3
 """A question with fewer content tokens than this says too little to pin a sentence down."""
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_VALUE_TAIL = frozenset("0123456789,.:/-年月日時分秒")
-"""What may follow the answer in the same value: "2016年" answers the year of "2016年7月"."""
+_VALUE_TAIL = frozenset("0123456789,.:年月日時分秒")
+"""What may follow the answer in the same value: "2016年" answers the year of "2016年7月".
+Not a dash or a slash: "2016" of "2016-2017" is one end of a range."""
 _COUNTER = re.compile(r"(?<=何)[\u3400-\u9fffA-Za-z%]")
 """The counter a Japanese question asks with: 年 of 何年, 名 of 何名, 条 of 第何条."""
 _ASKED_UNIT = re.compile(
@@ -73,13 +75,10 @@ def cloze_sentence(answer: str, question: str, evidence: Sequence[Evidence]) -> 
     name qualify; a counter the question asks with (何年, 何名, 第何条, 「年は」) must be in the
     answer, and a question asking two values (「いつからいつまで」) needs two numbers. The
     sentence must contain the answer verbatim (NFKC, spacing aside; not inside a longer
-    number), at least
-    :data:`CLOZE_COVERAGE` of the question's content tokens (and :data:`CLOZE_MIN_TOKENS` of
-    them), and no number outside the answer's own value (the answer may be its start:
-    "2016年" of "2016年7月") that the question does not name.
+    number), at least :data:`CLOZE_COVERAGE` of the question's content tokens (and
+    :data:`CLOZE_MIN_TOKENS` of them), and no number outside the answer's own value (the
+    answer may be its start: "2016年" of "2016年7月") that the question does not name.
     """
-    from grounded_rag.verification.on_question import question_kind
-
     answer_key = _key(answer)
     asked_numbers = _numbers(normalize(question))
     plain_question = normalize(question)

@@ -69,3 +69,8 @@ def test_the_cascade_settles_it_without_the_model():
         language="ja")
     assert verdicts[0]["verdict"] == "supported" and verdicts[0]["judge"] == "cloze"
     assert verdicts[0]["evidence_quote"] == SENTENCE
+
+
+def test_one_end_of_a_range_is_left_to_the_model():
+    text = "北陸線の複線化工事は2016-2017年に行われた。"
+    assert cloze_sentence("2016", "北陸線の複線化工事が行われたのはいつか", _evidence(text)) == ""
