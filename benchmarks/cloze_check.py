@@ -104,6 +104,62 @@ def _halueval() -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]
     return right, wrong
 
 
+_TERM = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffA-Za-z]{2,}")
+"""A run of kanji, katakana or Latin letters: a name or a term the passage writes."""
+
+
+def _terms(name: str) -> tuple[list, list, list]:
+    """The gap filler's part (names and terms, no digits): (question, gold answers,
+    passage) per question; (question, wrong term, passage) for every term of the passage that
+    is no part of a gold answer and holds none; (question, another question's answer, passage)."""
+    qs, ps = eval_path(name, "questions.dev.jsonl"), eval_path(name, "passages.jsonl")
+    if qs is None or ps is None:
+        return [], [], []
+    passages = {p["pid"]: p["text"].split(" [SEP] ", 1)[-1] for p in read_jsonl(ps)}
+    rows = [q for q in read_jsonl(qs) if q.get("gold_pid") in passages
+            and not q.get("is_impossible") and q.get("answers")
+            and not any(_DIGITS.search(a) for a in q["answers"])]
+    right, wrong, other = [], [], []
+    by_passage: dict[str, list[dict]] = {}
+    for q in rows:
+        text, golds = passages[q["gold_pid"]], q["answers"]
+        by_passage.setdefault(q["gold_pid"], []).append(q)
+        right.append((q["question"], golds, text))
+        for term in dict.fromkeys(_TERM.findall(text)):
+            if not any(term in g or g in term for g in golds):
+                wrong.append((q["question"], term, text))
+    for questions in by_passage.values():
+        for q in questions:
+            for o in questions:
+                value = o["answers"][0]
+                if o is not q and not any(value in g or g in value for g in q["answers"]):
+                    other.append((q["question"], value, passages[q["gold_pid"]]))
+    return right, wrong, other
+
+
+def _gap_part(show: int) -> list[str]:
+    """Rows for names and terms (the gap filler of ``gap.py``); examples to show."""
+    shown = []
+    print()
+    print("| set (answers without digits) | questions settled supported (a gold answer) "
+          "| wrong terms of the passage settled | another question's answer settled |")
+    print("|---|---|---|---|")
+    for name in ("jsquad_ja", "jaquad_ja"):
+        right, wrong, other = _terms(name)
+        if not right:
+            continue
+        hits = [r for r in right
+                if any(cloze_sentence(g, r[0], _evidence(r[2])) for g in r[1])]
+        hits_wrong = [w for w in wrong if cloze_sentence(w[1], w[0], _evidence(w[2]))]
+        hits_other = [o for o in other if cloze_sentence(o[1], o[0], _evidence(o[2]))]
+        print(f"| {name} | {len(hits)} / {len(right)} | {len(hits_wrong)} / {len(wrong)} "
+              f"| {len(hits_other)} / {len(other)} |")
+        shown += [f"wrong term settled [{name}]: {q} -> {v}" for q, v, _ in hits_wrong[:show]]
+        shown += [f"other answer settled [{name}]: {q} -> {v}" for q, v, _ in hits_other[:show]]
+        shown += [f"term settled [{name}]: {q} -> {g[0]}" for q, g, _ in hits[:show]]
+    return shown
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--show", type=int, default=3, help="examples to print per outcome")
@@ -127,6 +183,7 @@ def main() -> int:
             shown += [f"other settled [{name}]: {q} -> {v}" for q, v, _ in hits_other[:args.show]]
         shown += [f"wrong settled [{name}]: {q} -> {v}" for q, v, _ in hits_wrong[:args.show]]
         shown += [f"right settled [{name}]: {q} -> {v}" for q, v, _ in hits_right[:args.show]]
+    shown += _gap_part(args.show)
     print()
     print("\n".join(shown))
     print(f"\n{time.perf_counter() - start:.1f} s, no model")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from grounded_rag.state import State
-from grounded_rag.verification.partial import all_pass, verified_part
+from grounded_rag.verification.partial import all_pass, answering_part, verified_part
 
 
 def _has_critical(state: State) -> bool:
@@ -77,6 +77,8 @@ def route_after_verify(
     if all_pass(claims) and not _has_critical(state):
         kinds = {f["type"] for f in state.get("findings", [])}
         if "off_question" in kinds:
+            if answering_statements(state) is not None:
+                return "finalize_answer"  # the others only restate the question: left out
             return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)
         if "answer_language" in kinds and _can_retry(state) and not _stalled(state):
             return "prepare_feedback"  # rewritten in the question's language, else flagged
@@ -94,6 +96,15 @@ def kept_statements(state: State) -> list[int] | None:
     statements = (state.get("draft") or {"statements": []})["statements"]
     return verified_part(statements, state.get("claims", []), state.get("question", ""),
                          state.get("evidence", []), state.get("language") or "en")
+
+
+def answering_statements(state: State) -> list[int] | None:
+    """The statements of a verified draft that answer, when the others restate the question."""
+    if not state.get("keep_verified", True) or "human_edited" in state.get("flags", []):
+        return None
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    return answering_part(statements, state.get("question", ""), state.get("evidence", []),
+                          state.get("language") or "en")
 
 
 def route_after_finalize(

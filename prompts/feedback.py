@@ -24,6 +24,11 @@ OFF_QUESTION = {
           "質問が求める{kind}を資料の表記どおりに書き、それが書かれている文を出典にしてください。",
 }
 """Detail of an ``off_question`` finding (it goes into the revision prompt)."""
+GAP_HINT = {
+    "ja": "- 資料の文「{sentence}」で、質問の「{word}」にあたるのは「{filler}」です。",
+}
+"""A revision hint when the question is a source sentence with its answer taken out
+(``verification.gap``; Japanese questions only)."""
 OFF_QUESTION_REASONS = {
     "en": {"heading": "it only repeats a heading of the source",
            "question": "it only repeats the question",

@@ -7,6 +7,7 @@ from typing import Any
 from grounded_rag.nodes._shared import lang, progress
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
+from grounded_rag.verification.gap import gap_fillers, gap_word
 from grounded_rag.verification.modes import UNCHECKED
 
 
@@ -31,6 +32,7 @@ def prepare_feedback(state: State) -> dict[str, Any]:
             continue  # already rendered per claim
         if f["severity"] in {"critical", "major"}:
             lines.append(feedback_prompts.GENERAL_FINDING[language].format(detail=f["detail"]))
+    lines += _gap_hint(state, language)
     record = {
         "attempt": attempts,
         "statements": (state.get("draft") or {"statements": []})["statements"],
@@ -38,3 +40,24 @@ def prepare_feedback(state: State) -> dict[str, Any]:
         "findings": state.get("findings", []),
     }
     return {"feedback": "\n".join(lines), "history": [*state.get("history", []), record]}
+
+
+def _gap_hint(state: State, language: str) -> list[str]:
+    """What fills the question's gap in a source sentence, when no statement wrote it.
+
+    A question made from a source sentence (「中東は良質の優れた何が多い…」) is often answered by
+    writing the sentence back, which only repeats the question; the word that fills its gap
+    says what to write instead.
+    """
+    if language != "ja":
+        return []
+    question = state.get("question", "")
+    found = gap_fillers(question, state.get("evidence", []))
+    if not found:
+        return []
+    filler, sentence = max(found, key=lambda f: len(f[0]))
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    if any(filler in s.get("text", "") for s in statements):
+        return []
+    return [feedback_prompts.GAP_HINT["ja"].format(
+        sentence=sentence.strip(), word=gap_word(question), filler=filler)]

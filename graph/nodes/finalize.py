@@ -11,7 +11,7 @@ from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_claims, settled
 from grounded_rag.retrieval.loaders import public_url
-from grounded_rag.routing import kept_statements
+from grounded_rag.routing import answering_statements, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
 from grounded_rag.verification.answer_language import wrong_language
@@ -32,7 +32,9 @@ def finalize_answer(
     claims = state.get("claims", [])
     dropped: list[Claim] = []
     keep = kept_statements(state)
-    if keep is not None:  # the revisions are spent: deliver the part that holds
+    if keep is None and all_pass(claims):  # some statements only restate the question
+        keep = answering_statements(state)
+    if keep is not None:  # the revisions are spent, or needless: deliver the part that holds
         statements, claims, dropped = _verified_part(statements, claims, keep)
     answer, sources = _compose(statements, state.get("evidence", []), language)
     extra: list[Finding] = []

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from grounded_rag.types import Evidence
 from grounded_rag.verification.evidence import content_tokens, normalize, split_sentences
+from grounded_rag.verification.gap import gap_fillers
 from grounded_rag.verification.on_question import question_kind
 
 CLOZE_COVERAGE = 0.8
@@ -78,8 +79,15 @@ def cloze_sentence(answer: str, question: str, evidence: Sequence[Evidence]) -> 
     number), at least :data:`CLOZE_COVERAGE` of the question's content tokens (and
     :data:`CLOZE_MIN_TOKENS` of them), and no number outside the answer's own value (the
     answer may be its start: "2016年" of "2016年7月") that the question does not name.
+
+    Any bare answer (a name, a term) also qualifies when it is, word for word, what fills a
+    Japanese question's gap in an evidence sentence (``gap.gap_fillers``: the text around
+    the question word runs on into the answer there).
     """
     answer_key = _key(answer)
+    for filler, filled in gap_fillers(question, evidence):
+        if _key(filler) == answer_key:
+            return filled  # 「油田」 where the question has 「何」 (graph/verification/gap.py)
     asked_numbers = _numbers(normalize(question))
     plain_question = normalize(question)
     unit = _ASKED_UNIT.search(plain_question)

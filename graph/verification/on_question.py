@@ -23,6 +23,7 @@ from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
 from grounded_rag.verification import asked, counts
 from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
+from grounded_rag.verification.gap import gap_fillers
 
 Kind = Literal["number", "date"]
 
@@ -212,7 +213,8 @@ def off_question_findings(
     - A statement whose content tokens all come from one heading of the evidence (and, for a
       question that asks for a thing, add no word to the question's), or all come from the
       question, only restates it (checked for questions with a question word; a yes/no or
-      either/or question may be answered in its own words).
+      either/or question may be answered in its own words), unless it holds the word that
+      fills the question's gap in a source sentence (``gap.gap_fillers``).
     - When the question asks for a number, a date or an amount of money and no statement
       gives one, every statement lacks it; when it asks how many and the statements' only
       figures are dates (``counts.has_count``), every statement lacks the count.
@@ -244,6 +246,8 @@ def off_question_findings(
     restating = bool(_WH.search(question)) and not _CHOICE.search(question)
     heading_tokens = [t for t in (key_tokens(h) for h in headings(evidence)) if t]
     question_tokens = key_tokens(question)
+    # A statement holding the word that fills the question's gap answers it (verification/gap)
+    fillers = [f for f, _ in gap_fillers(question, evidence)] if restating else []
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
@@ -257,7 +261,8 @@ def off_question_findings(
             reason = texts.OFF_QUESTION_REASONS[lang]["asks"]
         elif tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
-        elif tokens and tokens <= question_tokens:
+        elif tokens <= question_tokens and tokens and not any(f in statement["text"]
+                                                              for f in fillers):
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif missing and kind is not None:
             reason = texts.OFF_QUESTION_REASONS[lang][kind]
@@ -265,21 +270,14 @@ def off_question_findings(
             reason = texts.OFF_QUESTION_REASONS[lang]["count"]
         elif no_money:
             reason, kind_name = asked_texts.MONEY_REASON[lang], asked_texts.MONEY_KIND[lang]
-        elif unaddressed:
+        elif unaddressed or unmet:
+            template = asked_texts.NOT_ADDRESSED if unaddressed else asked_texts.CASE_NOT_ADDRESSED
+            terms = (dict.fromkeys(t.surface for t in unaddressed) if unaddressed
+                     else [t.surface for t in unmet])
             findings.append({
                 "type": "off_question", "severity": "major", "claim_index": index,
-                "detail": asked_texts.NOT_ADDRESSED[lang].format(
-                    text=statement["text"],
-                    terms=asked_texts.TERMS_SEPARATOR[lang].join(
-                        dict.fromkeys(t.surface for t in unaddressed))),
-            })
-            continue
-        elif unmet:
-            findings.append({
-                "type": "off_question", "severity": "major", "claim_index": index,
-                "detail": asked_texts.CASE_NOT_ADDRESSED[lang].format(
-                    text=statement["text"],
-                    terms=asked_texts.TERMS_SEPARATOR[lang].join(t.surface for t in unmet)),
+                "detail": template[lang].format(
+                    text=statement["text"], terms=asked_texts.TERMS_SEPARATOR[lang].join(terms)),
             })
             continue
         if not reason:

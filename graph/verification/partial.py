@@ -9,6 +9,14 @@ the question by the same deterministic checks as a whole draft: a kept statement
 to the question and to the rest is left out, as it is from a whole draft, and what remains
 must raise no ``off_question`` finding (the asked kind of value or yes/no predicate is
 there). Otherwise the run abstains as before.
+
+A verified draft whose only fault is that some of its statements restate the question (or a
+heading) while the others answer it (「中東は良質の優れた油田が多いだけでなく」 beside
+「今日まで世界最大の石油輸出地域となっている」 for 「中東は良質の優れた何が多いだけでなく…」) is not
+revised:
+the answering statements are delivered the same way (:func:`answering_part`). A revision
+only had those statements to drop, and it may reword the answer on the way (one wrote 石油
+for the source's 油田).
 """
 
 from __future__ import annotations
@@ -44,5 +52,26 @@ def verified_part(statements: list[Claim], claims: list[Claim], question: str,
     kept = [statements[i] for i in keep]
     findings = off_question_findings(question, kept, evidence, language)
     if any(f["type"] == "off_question" for f in findings):
+        return None
+    return keep
+
+
+def answering_part(statements: list[Claim], question: str, evidence: list[Evidence],
+                   language: str) -> list[int] | None:
+    """Indices of the statements that answer, when the others only restate the question.
+
+    None unless some statements (not all) have an ``off_question`` finding of their own and
+    the rest, less any unrelated statement, raise none.
+    """
+    findings = off_question_findings(question, statements, evidence, language)
+    flagged = {f["claim_index"] for f in findings if f["type"] == "off_question"}
+    if not flagged or len(flagged) == len(statements):
+        return None
+    keep = [i for i in range(len(statements)) if i not in flagged]
+    unrelated = set(unrelated_statements(question, [statements[i] for i in keep]))
+    keep = [k for n, k in enumerate(keep) if n not in unrelated]
+    kept = [statements[i] for i in keep]
+    if not kept or any(f["type"] == "off_question"
+                       for f in off_question_findings(question, kept, evidence, language)):
         return None
     return keep

@@ -72,3 +72,19 @@ def test_an_unrelated_statement_is_left_out_of_the_part_that_holds():
     # when it is the only one that holds, nothing answers
     claims[0]["verdict"] = "neutral"
     assert verified_part(statements, claims, QUESTION, [], "en") is None  # type: ignore[arg-type]
+
+
+def test_statements_that_only_restate_the_question_are_left_out_without_a_revision():
+    restating = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"),
+                       ("The X100 battery does last.", "spec#sec2"))
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=1))
+    assert out["status"] == "answered"
+    assert len(model.calls_for("CitedAnswer")) == 1  # not revised
+    assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
+    assert "partial_answer" in out["flags"]
+    # switched off, the draft is revised as before
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(SPEC_EN,))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=1,
+                                                                keep_verified=False))
+    assert len(model.calls_for("CitedAnswer")) == 2
