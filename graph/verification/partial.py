@@ -11,9 +11,9 @@ must raise no ``off_question`` finding (the asked kind of value or yes/no predic
 there). Otherwise the run abstains as before.
 
 A verified draft whose only fault is that some of its statements restate the question (or a
-heading) while the others answer it (「中東は良質の優れた油田が多いだけでなく」 beside
-「今日まで世界最大の石油輸出地域となっている」 for 「中東は良質の優れた何が多いだけでなく…」) is not
-revised:
+heading) while the others write the word that fills its gap (「中東は良質の優れた油田が
+多いだけでなく」 beside 「今日まで世界最大の石油輸出地域となっている」 for 「中東は良質の優れた
+何が多いだけでなく…」) is not revised:
 the answering statements are delivered the same way (:func:`answering_part`). A revision
 only had those statements to drop, and it may reword the answer on the way (one wrote 石油
 for the source's 油田).
@@ -22,6 +22,7 @@ for the source's 油田).
 from __future__ import annotations
 
 from grounded_rag.types import Claim, Evidence
+from grounded_rag.verification.gap import gap_fillers
 from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
 
 PASSING = ("supported", "unchecked")
@@ -60,9 +61,15 @@ def answering_part(statements: list[Claim], question: str, evidence: list[Eviden
                    language: str) -> list[int] | None:
     """Indices of the statements that answer, when the others only restate the question.
 
-    None unless some statements (not all) have an ``off_question`` finding of their own and
-    the rest, less any unrelated statement, raise none.
+    None unless the question is a source sentence with a gap (``gap.gap_fillers``), some
+    statements (not all) have an ``off_question`` finding of their own, and the rest, less
+    any unrelated statement, hold the word that fills the gap and raise none. Without that
+    word nothing shows that the rest answers: bare nouns beside a restated question
+    (「住民票」「選挙人名簿」 for 「…組織はなにか」) are revised, as before.
     """
+    fillers = [word for word, _ in gap_fillers(question, evidence)]
+    if not fillers:
+        return None
     findings = off_question_findings(question, statements, evidence, language)
     flagged = {f["claim_index"] for f in findings if f["type"] == "off_question"}
     if not flagged or len(flagged) == len(statements):
@@ -71,7 +78,9 @@ def answering_part(statements: list[Claim], question: str, evidence: list[Eviden
     unrelated = set(unrelated_statements(question, [statements[i] for i in keep]))
     keep = [k for n, k in enumerate(keep) if n not in unrelated]
     kept = [statements[i] for i in keep]
-    if not kept or any(f["type"] == "off_question"
-                       for f in off_question_findings(question, kept, evidence, language)):
+    if not any(word in s["text"] for s in kept for word in fillers):
+        return None
+    if any(f["type"] == "off_question"
+           for f in off_question_findings(question, kept, evidence, language)):
         return None
     return keep

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from grounded_rag import Context
 from tests.fakes import answer
+from tests.fakes import evidence as ev
 from tests.unit.test_graph import SPEC_EN, make
 
 QUESTION = "How long does the X100 battery last?"
@@ -74,17 +75,30 @@ def test_an_unrelated_statement_is_left_out_of_the_part_that_holds():
     assert verified_part(statements, claims, QUESTION, [], "en") is None  # type: ignore[arg-type]
 
 
+OIL = ev("oil#sec1", "北海は良質の軽質原油が多いだけでなく、沿岸国の消費量が限られているため"
+                   "輸出が盛んである。", title="北海")
+OIL_Q = "北海は良質の何が多いだけでなく、沿岸国の消費量が限られているため輸出が盛んである。"
+
+
 def test_statements_that_only_restate_the_question_are_left_out_without_a_revision():
-    restating = answer(("The X100 battery lasts up to 10 hours.", "spec#sec2"),
-                       ("The X100 battery does last.", "spec#sec2"))
-    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(SPEC_EN,))
-    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=1))
+    restating = answer(("北海は良質の軽質原油が多いだけでなく", "oil#sec1"),
+                       ("沿岸国の消費量が限られているため輸出が盛んである", "oil#sec1"))
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(OIL,))
+    out = graph.invoke({"question": OIL_Q}, context=Context(max_retries=1))
     assert out["status"] == "answered"
     assert len(model.calls_for("CitedAnswer")) == 1  # not revised
-    assert out["answer"] == "The X100 battery lasts up to 10 hours[1]."
+    assert out["answer"] == "北海は良質の軽質原油が多いだけでなく[1]。"
     assert "partial_answer" in out["flags"]
     # switched off, the draft is revised as before
-    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(SPEC_EN,))
-    out = graph.invoke({"question": QUESTION}, context=Context(max_retries=1,
-                                                                keep_verified=False))
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(OIL,))
+    graph.invoke({"question": OIL_Q}, context=Context(max_retries=1, keep_verified=False))
+    assert len(model.calls_for("CitedAnswer")) == 2
+
+
+def test_without_the_gap_word_a_restating_draft_is_revised():
+    # Bare nouns beside a restated question: nothing shows they answer it.
+    nouns = answer(("原油", "oil#sec1"),
+                   ("沿岸国の消費量が限られているため輸出が盛んである", "oil#sec1"))
+    graph, model, _, _ = make({"CitedAnswer": [nouns, nouns]}, evidence=(OIL,))
+    graph.invoke({"question": OIL_Q}, context=Context(max_retries=1))
     assert len(model.calls_for("CitedAnswer")) == 2
