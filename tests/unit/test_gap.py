@@ -113,3 +113,8 @@ def test_a_copied_sentence_that_holds_the_filler_answers_the_question():
     other = OIL.replace("多いだけでなく", "豊富なうえ")
     assert off_question_findings("北海で新しい軽質原油が見つかった。" + OIL_Q, copy,
                                  _evidence(other), "ja") != []
+
+
+def test_a_kana_tail_is_no_answer():
+    sentence = "東アジアでは性質の違うこれらの気団がせめぎ合う。"
+    assert gap_filler("東アジアでは性質の違う何の気団がせめぎ合うか？", sentence) == ()
