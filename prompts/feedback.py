@@ -33,11 +33,13 @@ OFF_QUESTION_REASONS = {
     "en": {"heading": "it only repeats a heading of the source",
            "question": "it only repeats the question",
            "asks": "it is a question, not an answer",
+           "gap": "the source writes {filler} where the question has its question word",
            "number": "it gives no number", "date": "it gives no date",
            "count": "its only figures are dates, not the count asked for"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
            "question": "質問を繰り返しているだけです",
            "asks": "答えではなく問いになっています",
+           "gap": "資料では質問の疑問詞にあたる語は「{filler}」です",
            "number": "数値がありません", "date": "日付がありません",
            "count": "数値は日付だけで、問われている数がありません"},
 }

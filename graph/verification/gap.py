@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from grounded_rag.types import Evidence
 from grounded_rag.verification.evidence import split_sentences
 
-__all__ = ["gap_filler", "gap_fillers", "gap_word"]
+__all__ = ["gap_filler", "gap_fillers", "gap_unwritten", "gap_word"]
 
 _GAP = re.compile(r"何|なに|誰|だれ|どこ|どれ|どの|どんな|どういう")
 _NOT_GAP = re.compile(
@@ -39,6 +39,7 @@ _COUNTER_AFTER = re.compile(r"[\u3400-\u9fff0-9A-Za-z]")
 _NOUN = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffA-Za-z]+")
 _PARTICLE_FIRST = re.compile(r"^[のはをがにで](?=[^\u3040-\u309f])")
 _DEMONSTRATIVE = re.compile(r"^(?:この|その|あの|これ|それ|あれ|ここ|そこ)")
+_READING = re.compile(r"\([^()]*\)$")
 _KANA_ONLY = re.compile(r"[\u3040-\u309f]+")
 _BAD_FILLER = re.compile(r"[。、,.!?！？0-9]")
 
@@ -136,3 +137,26 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     if len({f for f, _ in found if not any(f != g and g.startswith(f) for g, _ in found)}) > 1:
         return []
     return found
+
+
+def gap_unwritten(question: str, texts: Sequence[str], evidence: Sequence[Evidence]) -> str:
+    """The word that fills the question's gap when no text writes it, else ``""``.
+
+    A text writes it when it holds three characters of it in one piece (all of a shorter
+    one; a reading in brackets aside), or is itself a part of it (「農業」 of 「稲作を基盤と
+    する農業」, 「主任行政官」 of 「平和維持軍司令部の主任行政官」). An answer to 「…何にもとづく
+    不当な攻撃を受けていた？」 that does not say 「反ユダヤ主義」, which the source sentence says in
+    the gap's place, answers something else, however true its statements are.
+    """
+    found = {filler for filler, _ in gap_fillers(question, evidence)}
+    if not found:
+        return ""
+    written = [_nfkc(t).strip().rstrip("。.") for t in texts]
+    for filler in found:
+        core = _READING.sub("", filler)  # 「立前座」 of 「立前座(たてぜんざ)」
+        need = min(len(core), 3)
+        if any(core[i:i + need] in t for t in written for i in range(len(core) - need + 1)):
+            return ""
+        if any(t and t in filler for t in written):  # 「農業」 of 「稲作を基盤とする農業」
+            return ""
+    return max(found, key=len)

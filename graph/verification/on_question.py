@@ -23,7 +23,7 @@ from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
 from grounded_rag.verification import asked, counts
 from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
-from grounded_rag.verification.gap import gap_fillers
+from grounded_rag.verification.gap import gap_fillers, gap_unwritten
 
 Kind = Literal["number", "date"]
 
@@ -208,13 +208,12 @@ def off_question_findings(
 ) -> list[Finding]:
     """``off_question`` findings (major) for the statements that do not answer ``question``.
 
-    - A statement that is itself a question (it ends with "?" or "？": 「…は現在でもありますか？」
-      written back for a yes/no question) answers nothing.
+    - A statement that is itself a question (「…は現在でもありますか？」) answers nothing.
     - A statement whose content tokens all come from one heading of the evidence (and, for a
       question that asks for a thing, add no word to the question's), or all come from the
-      question, only restates it (checked for questions with a question word; a yes/no or
-      either/or question may be answered in its own words), unless it holds the word that
-      fills the question's gap in a source sentence (``gap.gap_fillers``).
+      question, only restates it (questions with a question word only), unless it holds the
+      word that fills the question's gap in a source sentence (``gap.gap_fillers``).
+    - When no statement writes that word (``gap.gap_unwritten``), none answers.
     - When the question asks for a number, a date or an amount of money and no statement
       gives one, every statement lacks it; when it asks how many and the statements' only
       figures are dates (``counts.has_count``), every statement lacks the count.
@@ -248,6 +247,7 @@ def off_question_findings(
     question_tokens = key_tokens(question)
     # A statement holding the word that fills the question's gap answers it (verification/gap)
     fillers = [f for f, _ in gap_fillers(question, evidence)] if restating else []
+    unwritten = gap_unwritten(question, [s["text"] for s in statements], evidence)
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
@@ -264,6 +264,8 @@ def off_question_findings(
         elif tokens <= question_tokens and tokens and not any(f in statement["text"]
                                                               for f in fillers):
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
+        elif unwritten:
+            reason = texts.OFF_QUESTION_REASONS[lang]["gap"].format(filler=unwritten)
         elif missing and kind is not None:
             reason = texts.OFF_QUESTION_REASONS[lang][kind]
         elif no_count:

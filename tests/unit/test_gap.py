@@ -118,3 +118,21 @@ def test_a_copied_sentence_that_holds_the_filler_answers_the_question():
 def test_a_kana_tail_is_no_answer():
     sentence = "東アジアでは性質の違うこれらの気団がせめぎ合う。"
     assert gap_filler("東アジアでは性質の違う何の気団がせめぎ合うか？", sentence) == ()
+
+
+def test_an_answer_without_the_gap_word_answers_something_else():
+    from grounded_rag.verification.on_question import off_question_findings
+
+    ev = _evidence(OIL)
+    other = [{"text": "北海では天然ガスも採れる。", "citations": []}]
+    findings = off_question_findings(OIL_Q, other, ev, "ja")
+    assert [f["type"] for f in findings] == ["off_question"]
+    assert "「軽質原油」" in findings[0]["detail"]
+    # a bare part of it is an answer (a word of context left out); so is a sentence that
+    # holds three characters of it in one piece
+    assert off_question_findings(OIL_Q, [{"text": "原油", "citations": []}], ev, "ja") == []
+    assert off_question_findings(OIL_Q, [{"text": "北海は質原油に富む。", "citations": []}],
+                                 ev, "ja") == []
+    assert off_question_findings(OIL_Q, [{"text": "北海は原油に富む。", "citations": []}],
+                                 ev, "ja") != []
+    assert off_question_findings(OIL_Q, [{"text": "軽質原油", "citations": []}], ev, "ja") == []
