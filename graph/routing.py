@@ -91,16 +91,21 @@ def route_after_verify(
 
 def kept_statements(state: State) -> list[int] | None:
     """The statements of a failed last draft that hold and answer (None: none, or not asked)."""
-    if not state.get("keep_verified", True) or "human_edited" in state.get("flags", []):
+    if not _may_keep_part(state):
         return None
     statements = (state.get("draft") or {"statements": []})["statements"]
     return verified_part(statements, state.get("claims", []), state.get("question", ""),
                          state.get("evidence", []), state.get("language") or "en")
 
 
+def _may_keep_part(state: State) -> bool:
+    """Whether part of a draft may be delivered (not switched off, not a person's edit)."""
+    return state.get("keep_verified", True) and "human_edited" not in state.get("flags", [])
+
+
 def answering_statements(state: State) -> list[int] | None:
     """The statements of a verified draft that answer, when the others restate the question."""
-    if not state.get("keep_verified", True) or "human_edited" in state.get("flags", []):
+    if not _may_keep_part(state):
         return None
     statements = (state.get("draft") or {"statements": []})["statements"]
     return answering_part(statements, state.get("question", ""), state.get("evidence", []),

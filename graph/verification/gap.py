@@ -139,8 +139,10 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     return found
 
 
-def gap_unwritten(question: str, texts: Sequence[str], evidence: Sequence[Evidence]) -> str:
+def gap_unwritten(texts: Sequence[str], found: Sequence[tuple[str, str]]) -> str:
     """The word that fills the question's gap when no text writes it, else ``""``.
+
+    ``found`` is :func:`gap_fillers`' result for the question and its evidence.
 
     A text writes it when it holds three characters of it in one piece (all of a shorter
     one; a reading in brackets aside), or is itself a part of it (「農業」 of 「稲作を基盤と
@@ -148,15 +150,15 @@ def gap_unwritten(question: str, texts: Sequence[str], evidence: Sequence[Eviden
     不当な攻撃を受けていた？」 that does not say 「反ユダヤ主義」, which the source sentence says in
     the gap's place, answers something else, however true its statements are.
     """
-    found = {filler for filler, _ in gap_fillers(question, evidence)}
-    if not found:
+    fillers = {filler for filler, _ in found}
+    if not fillers:
         return ""
     written = [_nfkc(t).strip().rstrip("。.") for t in texts]
-    for filler in found:
+    for filler in fillers:
         core = _READING.sub("", filler)  # 「立前座」 of 「立前座(たてぜんざ)」
         need = min(len(core), 3)
         if any(core[i:i + need] in t for t in written for i in range(len(core) - need + 1)):
             return ""
         if any(t and t in filler for t in written):  # 「農業」 of 「稲作を基盤とする農業」
             return ""
-    return max(found, key=len)
+    return max(fillers, key=len)

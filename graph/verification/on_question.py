@@ -245,9 +245,9 @@ def off_question_findings(
     restating = bool(_WH.search(question)) and not _CHOICE.search(question)
     heading_tokens = [t for t in (key_tokens(h) for h in headings(evidence)) if t]
     question_tokens = key_tokens(question)
-    # A statement holding the word that fills the question's gap answers it (verification/gap)
-    fillers = [f for f, _ in gap_fillers(question, evidence)] if restating else []
-    unwritten = gap_unwritten(question, [s["text"] for s in statements], evidence)
+    found = gap_fillers(question, evidence)
+    fillers = [f for f, _ in found] if restating else []
+    unwritten = gap_unwritten([s["text"] for s in statements], found)
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
