@@ -93,10 +93,21 @@ def _norm(text: str) -> str:
     return re.sub(r"[\s\u3000、。,.「」『』()（）\"'・]+", "", text)
 
 
+_VERDICT = re.compile(r"(?:^|[.!?;:]\s*)[^\w]*(yes|no)\b", re.I)
+
+
 def contains_answer(answer: str, gold: list[str]) -> bool:
-    """True when a gold answer string appears in the answer (NFKC, case and space folded)."""
-    body = _norm(re.sub(r"\[\d+\]", "", answer))
-    return any(_norm(g) and _norm(g) in body for g in gold)
+    """True when a gold answer string appears in the answer (NFKC, case and space folded).
+
+    A yes/no gold ("yes", "no") is a verdict: it must open a sentence of the answer as a
+    word ("No. Lysichiton is ..."), not be found inside another word ("November", "North")
+    once spaces are folded away.
+    """
+    text = unicodedata.normalize("NFKC", re.sub(r"\[\d+\]", "", answer))
+    body = _norm(text)
+    verdicts = {m.lower() for m in _VERDICT.findall(text)}
+    return any(_norm(g) in verdicts if _norm(g) in ("yes", "no") else bool(_norm(g))
+               and _norm(g) in body for g in gold)
 
 
 def answer_item(

@@ -16,6 +16,7 @@ from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
 from grounded_rag.verification.answer_language import wrong_language
 from grounded_rag.verification.partial import all_pass
+from grounded_rag.verification.same_value import same_value_lead
 from grounded_rag.verification.yes_lead import yes_lead
 
 
@@ -38,12 +39,8 @@ def finalize_answer(
         statements, claims, dropped = _verified_part(statements, claims, keep)
     answer, sources = _compose(statements, state.get("evidence", []), language)
     extra: list[Finding] = []
-    if language == "en" and yes_lead(state.get("question", ""), statements):
-        answer = f"Yes. {answer}"  # each compared thing's statement says what was asked
-        extra.append({
-            "type": "yes_lead", "severity": "info", "claim_index": -1,
-            "detail": "Each thing the question compares has a verified statement saying "
-                      "what was asked of it: the answer opens with Yes."})
+    if language == "en":
+        answer, extra = _lead(state.get("question", ""), statements, answer)
     verification = state.get("verification") or "complete"
     final = settled(claims, state, parts.settings(runtime, config), verification)
     flags = answer_flags(state)
@@ -68,6 +65,23 @@ def finalize_answer(
         "checked_claims": state.get("checked_claims", len(final["claims"])),
         "verification_error": "", "warnings": [], "decided_by": "verification",
     }
+
+
+def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, list[Finding]]:
+    """A "Yes" / "No" the verified statements settle, in front of an English answer."""
+    if yes_lead(question, statements):
+        return f"Yes. {answer}", [{  # each compared thing's statement says what was asked
+            "type": "yes_lead", "severity": "info", "claim_index": -1,
+            "detail": "Each thing the question compares has a verified statement saying "
+                      "what was asked of it: the answer opens with Yes."}]
+    verdict = same_value_lead(question, statements)
+    if verdict is None:
+        return answer, []
+    return f"{verdict}. {answer}", [{  # the two quoted values compared
+        "type": "same_value_lead", "severity": "info", "claim_index": -1,
+        "detail": f"The quoted sources give each compared thing one value of what the "
+                  f"question compares, and they are {'' if verdict == 'Yes' else 'not '}"
+                  f"the same: the answer opens with {verdict}."}]
 
 
 def _earlier_in_other_language(state: State) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from grounded_rag.schemas import CitedAnswer
 from grounded_rag.state import State
 from grounded_rag.types import Citation, Claim, Draft, Evidence, Finding
 from grounded_rag.verification.decision import DEFAULT_DECISION
+from grounded_rag.verification.gap import gap_fillers, gap_unwritten
 from grounded_rag.verification.handles import (
     SentenceView,
     cite_handles,
@@ -108,13 +109,31 @@ def _write_answer(
     ]
     draft: Draft | None
     threshold = None
+    pinned_draft = (_pinned_draft(state, evidence) if revise and previous_draft is not None
+                    and previous_draft["answerable"] else None)
+    if pinned_draft is not None:  # the source's own word, where the drafts kept missing it
+        return {"draft": pinned_draft, "attempts": attempts, "timings_ms": timings,
+                "stage_scores": scores, "findings": [*findings, {
+                    "type": "pinned_rewrite", "severity": "info", "claim_index": -1,
+                    "detail": "The draft did not write what the source sentence gives for "
+                              "what was asked; the revision is that word, cited to the "
+                              "sentence, with no model call."}]}
+    pinned = None if revise or not local else pinned_answer(state["question"], evidence)
     if decided and local:
         model = model.model_copy(update={"decide": {"answerable": WRITE_DECIDED}})
     elif (local or served) and not revise:
-        threshold = _generator_threshold(state, settings, language, scores)
+        threshold = _generator_threshold(state, settings, language, scores,
+                                         floor=pinned is None)
         if local:
-            model = model.model_copy(update={"decide": {"answerable": _with_prompt_state(
-                threshold, settings, language, scores)}})
+            model = model.model_copy(update={"decide": {"answerable": threshold if pinned
+                                     else _with_prompt_state(threshold, settings, language,
+                                                             scores)}})
+    if pinned and DEFAULT_DECISION.state_floor(language, settings.preset or "balanced") \
+            is not None:
+        findings.append({
+            "type": "answer_pinned", "severity": "info", "claim_index": -1,
+            "detail": f"A source sentence pins the answer ({pinned!r}): the generator's "
+                      "prompt-state score is not read as a veto."})
     with timed("generate", timings):
         try:
             if served and not revise:
@@ -130,7 +149,8 @@ def _write_answer(
             state_score = chosen.get("prompt_state")
             if not revise and state_score is not None:
                 scores["prompt_state"] = float(state_score)
-                threshold = _generator_threshold(state, settings, language, scores)
+                threshold = _generator_threshold(state, settings, language, scores,
+                                                 floor=pinned is None)
             draft = _draft_from_reply(reply, evidence, view)
             if not draft["answerable"]:
                 findings.append({
@@ -152,11 +172,46 @@ def _write_answer(
             "stage_scores": scores}
 
 
+def pinned_answer(question: str, evidence: list[Evidence]) -> str | None:
+    """The answer one source sentence gives by its own words, if any.
+
+    The word that fills a Japanese question's gap, or the other form of a name asked about
+    ("UNTAGの正式名称は" over "…国際連合ナミビア独立支援グループ (UNTAG)…"): ``gap.gap_fillers``.
+    """
+    fillers = gap_fillers(question, evidence)
+    return max((f for f, _ in fillers), key=len) if fillers else None
+
+
+def _pinned_draft(state: State, evidence: list[Evidence]) -> Draft | None:
+    """The pinned word as the whole revision, when an off-question draft did not write it.
+
+    A draft that answered, but not with the word one source sentence gives for what was
+    asked (``gap.gap_fillers``: 「UNTAGの正式名称は」, 「中東は良質の優れた何が…」), is
+    revised to that word, cited to that sentence: the 1.5B model, told the word in the
+    feedback, mostly copies its draft again.
+    """
+    if not any(f["type"] == "off_question" for f in state.get("findings", [])):
+        return None
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    found = gap_fillers(state["question"], evidence)
+    unwritten = gap_unwritten([s["text"] for s in statements], found)
+    for filler, sentence in found:
+        source = next((e for e in evidence if filler == unwritten and sentence in e["text"]),
+                      None)
+        if source is not None:
+            start = source["text"].index(sentence)
+            return {"answerable": True, "statements": [{"text": filler, "citations": [{
+                "source_id": source["source_id"], "quote": sentence, "start": start,
+                "end": start + len(sentence), "match": 1.0}]}]}
+    return None
+
+
 def _generator_threshold(state: State, settings: Context, language: str,
-                         scores: dict[str, float]) -> float | None:
+                         scores: dict[str, float], *, floor: bool = True) -> float | None:
     """The log-odds the generator's ``answerable`` must reach, from the earlier stages' scores.
 
-    Also records the relevance the decision read in ``scores``.
+    Also records the relevance the decision read in ``scores``. ``floor=False``: the
+    prompt-state floor is not applied (a source sentence pins the answer).
     """
     from grounded_rag.lang import detect_language
     from grounded_rag.retrieval.calibration import best_by_language, gate_thresholds
@@ -170,7 +225,8 @@ def _generator_threshold(state: State, settings: Context, language: str,
     scores["relevance"] = round(relevance, 4)
     return DEFAULT_DECISION.generator_threshold(
         language, answerability=scores.get("answerability"), relevance=relevance, gate=1.0,
-        operating_point=settings.preset or "balanced", prompt_state=scores.get("prompt_state"))
+        operating_point=settings.preset or "balanced",
+        prompt_state=scores.get("prompt_state") if floor else None)
 
 
 def _decline_reason(threshold: float | None, scores: dict[str, float], language: str,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from grounded_rag.prompts import addresses as texts
 from grounded_rag.retrieval.text_analysis import JA_RUN, is_japanese_text
@@ -54,6 +55,8 @@ def language_findings(statements: list[Claim], language: str) -> list[Finding]:
     lang = "ja" if language == "ja" else "en"
     findings: list[Finding] = []
     for i, st in enumerate(statements):
+        if lang == "ja" and _source_term(st):
+            continue
         if wrong_language(st["text"], lang):
             detail = texts.WRONG_LANGUAGE[lang].format(text=st["text"])
         elif lang == "en" and (words := untranslated(st["text"])):
@@ -63,3 +66,20 @@ def language_findings(statements: list[Claim], language: str) -> list[Finding]:
         findings.append({"type": "answer_language", "severity": "major", "claim_index": i,
                          "detail": detail})
     return findings
+
+
+_TERM = re.compile(r"[A-Za-z0-9][A-Za-z0-9 .&'-]{0,38}[A-Za-z0-9.]?")
+
+
+def _source_term(statement: Claim) -> bool:
+    """A bare name in Latin letters that its cited Japanese quote writes so ("UNTAG", "JCP").
+
+    The answer to 「国際連合ナミビア独立支援グループの略称は」 is the source's own spelling; there
+    is no Japanese to rewrite it in.
+    """
+    text = unicodedata.normalize("NFKC", statement["text"]).strip().rstrip("。.")
+    if not _TERM.fullmatch(text):
+        return False
+    return any(text in unicodedata.normalize("NFKC", c.get("quote", ""))
+               and is_japanese_text(c.get("quote", ""), share=0.2)
+               for c in statement.get("citations", []))

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from grounded_rag.types import Evidence
+from grounded_rag.verification.abbrev import asked_phrase, paired_forms
 from grounded_rag.verification.evidence import split_sentences
 
 __all__ = ["gap_filler", "gap_fillers", "gap_unwritten", "gap_word"]
@@ -77,7 +78,13 @@ def _gap(question: str) -> re.Match[str] | None:
 
 
 def gap_word(question: str) -> str:
-    """The question word whose place the filler takes (「何」, 「どの」), or ``""``."""
+    """The question word whose place the filler takes (「何」, 「どの」), or ``""``.
+
+    For a question for a name's other form, how it names that form (「UNTAGの正式名称」).
+    """
+    phrase = asked_phrase(question)
+    if phrase:
+        return phrase
     gap = _gap(_nfkc(question).strip())
     return gap.group() if gap else ""
 
@@ -128,7 +135,13 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     """(filler, sentence) for every evidence sentence the question's gap is filled in.
 
     ``[]`` when sentences fill it differently (the question is not pinned to one).
+
+    A question for a name's full form or abbreviation (「UNTAGの正式名称は」) is filled by the
+    other form where a sentence writes the two together (``abbrev.paired_forms``).
     """
+    pairs = paired_forms(question, evidence)
+    if pairs:
+        return pairs
     found: list[tuple[str, str]] = []
     for e in evidence:
         for sentence in split_sentences(e["text"]):

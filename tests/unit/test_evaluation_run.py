@@ -356,3 +356,19 @@ def test_cli_rejects_a_task_the_set_lacks(tmp_path: Path, capsys: pytest.Capture
                  str(tmp_path / "o"), "--no-progress"])
     assert code == 2
     assert "supports --task verify" in capsys.readouterr().err
+
+
+def test_a_yes_no_gold_is_a_verdict_not_two_letters_anywhere():
+    from grounded_rag.evaluation._answer import contains_answer
+
+    assert contains_answer("No. Lysichiton is a genus in the family Araceae[1].", ["no"])
+    assert contains_answer("Yes, both are operas[1].", ["yes"])
+    assert contains_answer("They differ[1]. No, they are not the same.", ["no"])
+    # "no" inside another word once spaces are folded: "November", "North", "and now"
+    assert not contains_answer("Theo van Gogh (23 July 1957 - 2 November 2004) was Dutch[1].",
+                               ["no"])
+    assert not contains_answer("Lake Yojoa is in Honduras, in North America[1].", ["no"])
+    assert not contains_answer("There is no such airport[1].", ["no"])
+    assert not contains_answer("Yes. They are the same[1].", ["no"])
+    # other golds are still found with spaces and case folded
+    assert contains_answer("Casey Kasem hosted the awards[1].", ["casey  kasem"])

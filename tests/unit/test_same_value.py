@@ -1,0 +1,93 @@
+"""A "Yes" or "No" in front of a verified answer to "Are A and B from the same country?"."""
+
+from __future__ import annotations
+
+from grounded_rag.verification.same_value import asked_kind, same_value_lead, values
+from tests.fakes import answer
+from tests.fakes import evidence as ev
+from tests.unit.test_graph import make
+
+FAMILIES = ["Lysichiton is a genus in the family Araceae.",
+            "Ageratum is a genus of flowering plants from the family Asteraceae."]
+
+
+def lead(question: str, texts: list[str], quotes: list[str] | None = None) -> str | None:
+    """The rule over statements that quote themselves (or ``quotes``)."""
+    return same_value_lead(question, [  # type: ignore[list-item]
+        {"text": t, "citations": [{"quote": q}]}
+        for t, q in zip(texts, quotes or texts, strict=True)])
+
+
+def test_the_kind_compared():
+    assert asked_kind("Is Lysichiton and Ageratum in the same family?") == ("family", False)
+    assert asked_kind("Are A and B the same nationality?") == ("country", False)
+    assert asked_kind("Were A and B born in different countries?") == ("country", True)
+    assert asked_kind("Are A and B both operas?") is None
+    assert asked_kind("Are A and B in the same city?") is None  # no city values are read
+
+
+def test_values_of_a_sentence():
+    assert values("country", "Mariqueen Maandig is a Filipino American musician.") == {
+        "Philippines", "US"}
+    assert values("country", "John Collier was a British-born writer.") == {"UK"}
+    # two values that are not one: ambiguous
+    assert values("country", "Up is an American film by a British director.") is None
+    # "South American", "New York", "English-language" name no country
+    assert values("country", "Soda Stereo was a South American rock band.") is None
+    assert values("country", "Joe is an English-language singer from New York.") is None
+    assert values("family", FAMILIES[0]) == {"Araceae"}
+    assert values("year", "The Castaway Cowboy is a 1974 American film.") == {"1974"}
+    assert values("year", "A 1974 film, remade in 1999.") is None
+
+
+def test_different_values_give_no_the_same_give_yes():
+    assert lead("Is Lysichiton and Ageratum geus in the same family?", FAMILIES) == "No"
+    assert lead("Were Michael Jackson and Joe Strummer the same nationality?",
+                ["Michael Jackson was an American singer.",
+                 "Joe Strummer was a British musician."]) == "No"
+    assert lead("Are Puyang and Pu'er City located in the same country?",
+                ["Puyang is a prefecture-level city in Henan province, China.",
+                 "Pu'er is a prefecture-level city in Yunnan Province, China."]) == "Yes"
+    # a word both names share ("Airport") names neither thing
+    assert lead("Are Yeager Airport and Albert J. Ellis Airport located in the same country?",
+                ["Yeager Airport is a public airport in West Virginia, United States.",
+                 "Albert J. Ellis Airport is an airport in North Carolina, United States."]
+                ) == "Yes"
+    assert lead("Were Michael Jackson and Joe Strummer of different nationalities?",
+                ["Michael Jackson was an American singer.",
+                 "Joe Strummer was a British musician."]) == "Yes"
+
+
+def test_no_lead_unless_each_quote_gives_one_value():
+    question = "Were Michael Jackson and Joe Strummer the same nationality?"
+    assert lead(question, ["Michael Jackson was an American singer."]) is None
+    assert lead(question, ["Michael Jackson was an American singer.",
+                           "Joe Strummer was a singer from West London."]) is None
+    # one sentence about both things says nothing of either
+    assert lead(question, ["Michael Jackson was American and Joe Strummer British."]) is None
+    # the statement says it, its quote does not: the quote decides
+    assert lead(question, ["Michael Jackson was an American singer.",
+                           "Joe Strummer was a British musician."],
+                ["Michael Jackson was an American singer.",
+                 "Joe Strummer was a musician of The Clash."]) is None
+    # partly shared values (a double nationality) settle nothing
+    assert lead("Are Maandig and Almqvist from the same country?",
+                ["Maandig is a Filipino American singer.", "Almqvist is an American singer."]
+                ) is None
+    # already answered, or not a same-value question
+    assert lead("Is Lysichiton and Ageratum in the same family?", ["No, they are not.",
+                                                                   *FAMILIES]) is None
+    assert lead("Are Lysichiton and Ageratum both genera?", FAMILIES) is None
+
+
+def test_the_answer_opens_with_no_and_says_why():
+    docs = (ev("lys#0", FAMILIES[0], title="Lysichiton"),
+            ev("age#0", FAMILIES[1], title="Ageratum"))
+    draft = answer((FAMILIES[0], "lys#0"), (FAMILIES[1], "age#0"))
+    graph, _, _, _ = make({"CitedAnswer": [draft]}, evidence=docs)
+    out = graph.invoke({"question": "Are Lysichiton and Ageratum in the same family?"})
+    assert out["status"] == "answered"
+    assert out["answer"].startswith("No. Lysichiton is a genus")
+    assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
+    assert "not the same" in out["findings"][0]["detail"]
+    assert [c["text"] for c in out["claims"]] == FAMILIES  # the lead is no claim
