@@ -43,7 +43,9 @@ _EN_PREDICATE_START = frozenset(
     "be been being a an the both all also still ever really only always never not in on at "
     "for with by from of to into over under within without than as more less".split()
 )
-_EN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_EN_WORD = re.compile(r"[A-Za-z0-9\u00c0-\u024f][A-Za-z0-9\u00c0-\u024f'\-.]*"
+                      r"[A-Za-z0-9\u00c0-\u024f]|[A-Za-z0-9\u00c0-\u024f]")
+"""A word of an English question: Latin letters with their accents ("Károly", "François")."""
 _WH_EN = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.I)
 _WH_JA = re.compile(r"何|なに|なん(?:と|て|で|の|に|だ|です)|いつ|どこ|誰|だれ|どなた"
                     r"|いくら|いくつ|幾|どの|どう|なぜ|どれ|どちら|どっち|どんな|いかなる|いかに")
@@ -294,6 +296,12 @@ def _en_split(words: Sequence[str]) -> tuple[list[str], list[str]]:
     while i < len(rest) and rest[i].lower() in _EN_OPENERS:
         i += 1
     start = i
+    if (i + 1 < len(rest) and not _is_name(rest[i]) and _is_name(rest[i + 1])
+            and rest[i].lower() not in _EN_PREDICATE_START
+            and any(w.lower() in ("and", "&") for w in rest[i + 2:])):
+        # "Do filmmakers Chris Carter and Theo van Gogh …", "Did the movies The Castaway
+        # Cowboy and The Straight Story …": a word for what the names are, before them
+        rest = rest[:i] + rest[i + 1:]
     if i < len(rest) and _is_name(rest[i]):
         # "the Aurora LX-3", "Pam Veasey and Jon Jost": a name, joined by and / of / &.
         while i < len(rest) and (_is_name(rest[i]) or (

@@ -261,6 +261,11 @@ def cite_handles(
     - Anything else (a sentence of a passage not shown or sharing no word with the statement,
       a passage out of range) is kept as written with no quote and offsets -1: the citation
       check reports it as a ``phantom_source``.
+    - A statement that copies one shown sentence (:data:`COPY_SHARE` of its content words)
+      while the shown sentences it cites hold less than :data:`CITED_SHARE` of them cites
+      the copied sentence instead (a phantom handle stays a phantom): the model took the
+      sentence from one passage and wrote another's number ("Theo van Gogh … was a Dutch
+      film director" citing a passage about Edward Teller).
     """
     ids = [e["source_id"] for e in evidence]
     chosen: list[Numbered] = []
@@ -293,6 +298,9 @@ def cite_handles(
             continue
         if best not in chosen:
             chosen.append(best)
+    copied = _copied_elsewhere(view, claim_tokens, chosen) if chosen and not phantoms else None
+    if copied is not None:  # the model copied it and wrote another passage's number
+        chosen = [copied]
     citations: list[Citation] = []
     for group in _runs(chosen):
         first, last = group[0].sentence, group[-1].sentence
@@ -303,6 +311,24 @@ def cite_handles(
     for phantom in dict.fromkeys(phantoms):
         citations.append({"source_id": phantom, "quote": "", "start": -1, "end": -1})
     return citations
+
+
+COPY_SHARE = 0.9
+"""Share of a statement's content words one shown sentence must hold to count as copied."""
+CITED_SHARE = 0.25
+"""Below this share in every cited sentence, the citation is taken for a misnumbered one."""
+COPY_MIN_TOKENS = 5
+
+
+def _copied_elsewhere(view: SentenceView, claim_tokens: set[str],
+                      chosen: Sequence[Numbered]) -> Numbered | None:
+    """The one shown sentence the statement copies, when what it cites does not hold it."""
+    if len(claim_tokens) < COPY_MIN_TOKENS or any(
+            overlap(claim_tokens, n.sentence.text) >= CITED_SHARE for n in chosen):
+        return None
+    copies = [n for sentences in view.passages for n in sentences
+              if overlap(claim_tokens, n.sentence.text) >= COPY_SHARE]
+    return copies[0] if len(copies) == 1 else None
 
 
 def _closest_shown(view: SentenceView, passage: int,

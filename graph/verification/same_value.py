@@ -148,7 +148,7 @@ def values(kind: str, sentence: str) -> frozenset[str] | None:
 
 def _names(group: Sequence[str], text: str) -> bool:
     """Whether the text names the thing: one of its own words, as written ("City", not "city")."""
-    return any(re.search(r"(?<![\w'])" + re.escape(w) + r"(?![\w'])", text) for w in group)
+    return any(re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", text) for w in group)
 
 
 def _own_words(groups: Sequence[Sequence[asked.Term]]) -> list[list[str]]:

@@ -184,6 +184,26 @@ def test_a_misnumbered_sentence_of_a_shown_passage_is_read_as_the_passage():
     assert cite["start"] == -1  # no word in common with passage 2's shown sentence
 
 
+def test_a_statement_copied_from_another_passage_cites_the_sentence_it_copies():
+    """The model copied a sentence of passage 1 and wrote passage 2's number: the copied
+    sentence is cited, not one that holds none of the statement's words."""
+    teller = ev("teller#0", "Edward Teller was a Hungarian-American theoretical physicist. "
+                "He is known as the father of the hydrogen bomb.")
+    gogh = ev("gogh#0", "Theo van Gogh was a Dutch film director, producer and actor.")
+    evidence = [gogh, teller]
+    view = number_sentences(evidence)
+    statement = "Theo van Gogh was a Dutch film director, producer and actor."
+    (cite,) = cite_handles(["S2.1"], view, evidence, statement)
+    assert cite["source_id"] == "gogh#0" and cite["quote"] == gogh["text"]
+    # a cited sentence that holds a fair part of the statement is kept
+    (cite,) = cite_handles(["S2.1"], view, evidence,
+                           "Edward Teller was a physicist, like Theo van Gogh.")
+    assert cite["source_id"] == "teller#0"
+    # a phantom handle stays a phantom, even for a copied statement
+    cites = cite_handles(["S7"], view, evidence, statement)
+    assert [c["start"] for c in cites] == [-1]
+
+
 def test_the_graph_shows_the_selected_sentences_and_a_hidden_one_is_phantom():
     from grounded_rag import Context, build_graph
     from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer

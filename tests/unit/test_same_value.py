@@ -91,3 +91,25 @@ def test_the_answer_opens_with_no_and_says_why():
     assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
     assert "not the same" in out["findings"][0]["detail"]
     assert [c["text"] for c in out["claims"]] == FAMILIES  # the lead is no claim
+
+
+def test_names_after_a_word_for_what_they_are_and_accented_names():
+    from grounded_rag.verification.asked import compared_things
+
+    def surfaces(question: str) -> list[list[str]]:
+        return [sorted({t.surface for t in g}) for g in compared_things(question)]
+
+    assert surfaces("Do filmmakers Chris Carter and Theo van Gogh share the same nationality?"
+                    ) == [["Carter", "Chris"], ["Theo"]]
+    assert surfaces("Did the movies The Castaway Cowboy and The Straight Story come out in "
+                    "the same year?") == [["Castaway", "Cowboy"], ["Story", "Straight"]]
+    assert surfaces("Are Károly Makk and Marco Bellocchio both film directors?") == [
+        ["Károly", "Makk"], ["Bellocchio", "Marco"]]
+    assert lead("Do filmmakers Chris Carter and Theo van Gogh share the same nationality?",
+                ["Chris Carter is an American television producer.",
+                 'Theodoor "Theo" van Gogh was a Dutch film director.']) == "No"
+    # a name in single quotes is named ("Theodoor 'Theo' van Gogh")
+    assert lead("Do filmmakers Chris Carter and Theo van Gogh share the same nationality?",
+                ["Christopher Carl Carter is an American television producer.",
+                 "Theodoor 'Theo' van Gogh (23 July 1957 - 2 November 2004) was a Dutch film "
+                 "director."]) == "No"
