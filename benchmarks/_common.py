@@ -32,6 +32,19 @@ def eval_path(*parts: str) -> Path | None:
     return p
 
 
+def knowledge_statements(knowledge: str) -> list[dict]:
+    """A HaluEval-QA knowledge paragraph as verified statements quoting themselves.
+
+    The paragraph runs two Wikipedia openings together at a full stop; it is split there.
+    """
+    import re
+
+    from grounded_rag.verification.evidence import split_sentences
+
+    text = re.sub(r"\.(?=[A-Z])", ". ", knowledge)
+    return [{"text": s.text, "citations": [{"quote": s.text}]} for s in split_sentences(text)]
+
+
 def read_jsonl(path: Path, limit: int | None = None) -> list[dict]:
     rows = []
     with open(path, encoding="utf-8") as fh:

@@ -20,17 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import eval_path, read_jsonl  # noqa: E402
+from _common import eval_path, knowledge_statements, read_jsonl  # noqa: E402
 
-from grounded_rag.verification.evidence import split_sentences  # noqa: E402
 from grounded_rag.verification.same_value import asked_kind, same_value_lead  # noqa: E402
 
 _YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did)\b", re.I)
-
-
-def _statements(knowledge: str) -> list[dict[str, object]]:
-    text = re.sub(r"\.(?=[A-Z])", ". ", knowledge)
-    return [{"text": s.text, "citations": [{"quote": s.text}]} for s in split_sentences(text)]
 
 
 def main() -> int:
@@ -48,13 +42,13 @@ def main() -> int:
         question = row["question"].strip()
         gold = row["answer"].strip().lower()
         gold = "yes" if gold.startswith("yes") else "no" if gold.startswith("no") else "other"
-        lead = same_value_lead(question, _statements(row["knowledge"]))  # type: ignore[arg-type]
+        lead = same_value_lead(question, knowledge_statements(row["knowledge"]))  # type: ignore[arg-type]
         outcome[(lead or "none", gold)] += 1
         if args.show:
             print(f"{lead or '-':>4} gold {gold:>3} | {question}")
         # the same question over the next question's paragraph: no lead may be given
         stranger = asked[(n + 1) % len(asked)]["knowledge"]
-        other[same_value_lead(question, _statements(stranger)) or "none"] += 1  # type: ignore[arg-type]
+        other[same_value_lead(question, knowledge_statements(stranger)) or "none"] += 1  # type: ignore[arg-type]
     print(f"{len(asked)} same-value questions of {len(rows)} right-answer yes/no questions")
     print("| lead | gold yes | gold no | gold other | another question's paragraph |")
     print("|---|---|---|---|---|")

@@ -19,9 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import eval_path, read_jsonl  # noqa: E402
+from _common import eval_path, knowledge_statements, read_jsonl  # noqa: E402
 
-from grounded_rag.verification.evidence import split_sentences  # noqa: E402
 from grounded_rag.verification.yes_lead import yes_lead  # noqa: E402
 
 _YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did)\b", re.I)
@@ -41,10 +40,7 @@ def main() -> int:
             continue
         gold = row["answer"].strip().lower()
         gold = "yes" if gold.startswith("yes") else "no" if gold.startswith("no") else "other"
-        text = re.sub(r"\.(?=[A-Z])", ". ", row["knowledge"])
-        statements = [{"text": s.text, "citations": [{"quote": s.text}]}
-                      for s in split_sentences(text)]
-        lead = yes_lead(question, statements)  # type: ignore[arg-type]
+        lead = yes_lead(question, knowledge_statements(row["knowledge"]))  # type: ignore[arg-type]
         outcome[("Yes" if lead else "none", gold)] += 1
         if args.show and lead and gold != "yes":
             print(f"lead on {gold}: {question}")

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from grounded_rag.types import Claim
 from grounded_rag.verification import asked
+from grounded_rag.verification.yes_lead import already_led, quoted_sentences
 
 _SAME = re.compile(
     r"\b(?:the\s+)?same\s+(country|nationality|nationalities|continent|family|genus|year)\b"
@@ -37,9 +38,7 @@ _KIND = {"country": "country", "countries": "country", "nationality": "country",
          "nationalities": "country", "continent": "continent", "continents": "continent",
          "family": "family", "families": "family", "genus": "genus", "genera": "genus",
          "year": "year", "years": "year"}
-_ALREADY = re.compile(r"^\W*(?:yes|no)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s*(?=[A-Z])")
 
 # country -> its names and demonyms (lower case; matched as whole words)
 _COUNTRIES: dict[str, tuple[str, ...]] = {
@@ -169,12 +168,11 @@ def _value_of(group: Sequence[str], others: Sequence[Sequence[str]], kind: str,
     for statement in statements:
         if not alone(statement["text"]) or _NEGATION.search(statement["text"]):
             continue
-        for citation in statement.get("citations", []):
-            for quote in _SENTENCE_END.split(citation.get("quote", "")):
-                if alone(quote) and not _NEGATION.search(quote):
-                    value = values(kind, quote)
-                    if value is not None:
-                        found.add(value)
+        for quote in quoted_sentences(statement):
+            if alone(quote) and not _NEGATION.search(quote):
+                value = values(kind, quote)
+                if value is not None:
+                    found.add(value)
     return next(iter(found)) if len(found) == 1 else None
 
 
@@ -182,7 +180,7 @@ def same_value_lead(question: str, statements: Sequence[Claim]) -> str | None:
     """"Yes" or "No" for an English same-value question the statements settle, else None."""
     question = unicodedata.normalize("NFKC", question).strip()
     asked_for = asked_kind(question)
-    if asked_for is None or (statements and _ALREADY.match(statements[0]["text"])):
+    if asked_for is None or already_led(statements):
         return None
     kind, different = asked_for
     groups = _own_words(asked.compared_things(question))

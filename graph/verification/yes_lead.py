@@ -67,10 +67,19 @@ def _says(group: Sequence[asked.Term], others: Sequence[Sequence[asked.Term]],
 
     if not alone(statement["text"]) or _NEGATION.search(statement["text"]):
         return False
-    quoted = [part for c in statement.get("citations", [])
-              for part in _SENTENCE_END.split(c.get("quote", ""))]
     return any(alone(q) and not _NEGATION.search(q) and not asked.missing_terms(terms, [q])
-               for q in quoted)
+               for q in quoted_sentences(statement))
+
+
+def quoted_sentences(statement: Claim) -> list[str]:
+    """The sentences of the statement's quotes, split where sources run them together."""
+    return [part for c in statement.get("citations", [])
+            for part in _SENTENCE_END.split(c.get("quote", ""))]
+
+
+def already_led(statements: Sequence[Claim]) -> bool:
+    """Whether the answer already opens with "Yes" or "No"."""
+    return bool(statements) and bool(_ALREADY.match(statements[0]["text"]))
 
 
 def yes_lead(question: str, statements: Sequence[Claim]) -> bool:
@@ -78,7 +87,7 @@ def yes_lead(question: str, statements: Sequence[Claim]) -> bool:
     question = unicodedata.normalize("NFKC", question).strip()
     if not _BOTH.search(question) or _VALUE_COMPARISON.search(question):
         return False
-    if statements and _ALREADY.match(statements[0]["text"]):
+    if already_led(statements):
         return False
     groups = asked.compared_things(question)
     terms = _predicate(question)
