@@ -54,15 +54,26 @@ async def _asgi_post(app: Any, path: str, body: bytes) -> int:
     return status
 
 
-async def graph_overhead(model_s: float, runs: int = 100) -> float:
-    """p50 of ``graph.ainvoke`` (scripted model, memory checkpointer) minus the model time."""
+async def graph_overhead(model_s: float, runs: int = 100, *, floor: str = "") -> float:
+    """p50 of ``graph.ainvoke`` (scripted model, memory checkpointer) minus the model time.
+
+    ``floor``: ``"floor"``, the floor graph of ``_load_floor.py`` (same steps and state,
+    nodes that do nothing but the model's sleep), or ``"minimal"``, the same steps over a
+    two-key state with no model time (pass ``model_s=0``), instead of the scripted workflow.
+    """
     import uuid
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from tests.serving_app import build_test_graph
+    if floor:
+        from _load_floor import build_floor_graph, build_minimal_graph
 
-    graph = build_test_graph(checkpointer=InMemorySaver())
+        builder = build_floor_graph() if floor == "floor" else build_minimal_graph()
+        graph = builder.compile(checkpointer=InMemorySaver())
+    else:
+        from tests.serving_app import build_test_graph
+
+        graph = build_test_graph(checkpointer=InMemorySaver())
     latencies = []
     for i in range(runs + 10):
         config = {"configurable": {"thread_id": str(uuid.uuid4())}}

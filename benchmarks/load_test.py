@@ -41,6 +41,12 @@ memory checkpointer, next to the bare app), and the graph's own overhead: ``grap
 of the load test's question with the same scripted model (``--model-ms``, ``--verify-ms``)
 and a memory checkpointer, no HTTP, p50 minus the model time. It prints both and exits.
 
+``--floor-graph`` serves, instead of the scripted workflow, its floor (``_load_floor.py``):
+the same node and routing steps, nodes that only sleep the model's time and return the
+recorded answer, so the overhead printed is what the stack alone costs for that shape of run
+(``--app-cost`` prints the same floor in process, next to the workflow, and its steps over
+a two-key state with no model: what LangGraph alone costs for that many steps).
+
 The clients live in ``_load_http.py``, the load levels and bad-input bursts in
 ``_load_levels.py``, the in-process costs and the bare app in ``_load_inprocess.py``.
 """
@@ -68,6 +74,10 @@ from _load_levels import run_invalid, run_level  # noqa: E402
 
 from tests.integration.servers import Server, base_env, free_port, worker_health  # noqa: E402
 
+GRAPHS = {False: "tests.serving_app:build_test_graph",
+          True: "benchmarks._load_floor:build_floor_graph"}
+"""What the server serves: the scripted workflow, or (``--floor-graph``) its floor."""
+
 POSTGRES = os.environ.get("GR_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
 
 
@@ -91,7 +101,7 @@ def start_server(workers: int, checkpointer: str, args: argparse.Namespace,
                  log_dir: Path) -> Server:
     port = free_port()
     argv = [str(Path(sys.executable).parent / "grounded-rag"), "serve", "--port", str(port),
-            "--workers", str(workers), "--graph", "tests.serving_app:build_test_graph",
+            "--workers", str(workers), "--graph", GRAPHS[args.floor_graph],
             "--checkpointer", checkpointer, "--log-level", "warning",
             "--max-in-flight", str(args.max_in_flight), "--max-queue", str(args.max_queue)]
     if args.durability:
@@ -135,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="first measure the bad-input bursts against a bare ASGI app")
     parser.add_argument("--app-cost", action="store_true",
                         help="only measure the app's own time per bad request, in process")
+    parser.add_argument("--floor-graph", action="store_true",
+                        help="serve the floor graph of _load_floor.py instead of the scripted "
+                        "workflow: the same steps, nodes that only sleep the model's time")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args(argv)
     if args.app_cost:
@@ -143,9 +156,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {ms:.3f} ms per bad request")
         os.environ["GR_TEST_MODEL_DELAY"] = str(args.model_ms / 1000)
         os.environ["GR_TEST_VERIFY_DELAY"] = str(args.verify_ms / 1000)
-        overhead = asyncio.run(graph_overhead((args.model_ms + args.verify_ms) / 1000))
-        print(f"graph alone (graph.ainvoke, memory checkpointer, no HTTP): {overhead:.1f} ms "
-              "p50 beyond the model")
+        model_s = (args.model_ms + args.verify_ms) / 1000
+        for floor, name in (("", "graph"), ("floor", "floor graph"),
+                            ("minimal", "its steps over a two-key state")):
+            overhead = asyncio.run(graph_overhead(0 if floor == "minimal" else model_s,
+                                                  floor=floor))
+            print(f"{name} alone (graph.ainvoke, memory checkpointer, no HTTP): "
+                  f"{overhead:.1f} ms p50 beyond the model")
         print(f"uptime after: {uptime()}", file=sys.stderr)
         return 0
 
