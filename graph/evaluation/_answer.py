@@ -96,18 +96,30 @@ def _norm(text: str) -> str:
 _VERDICT = re.compile(r"(?:^|[.!?;:]\s*)[^\w]*(yes|no)\b", re.I)
 
 
+_NICKNAME = re.compile(r"^\S.*?\s[\"\u201c']([^\"\u201c\u201d']+)[\"\u201d']\s+(\S.*)$")
+"""A full name with the name a person goes by quoted in it: 'Kemal Amin "Casey" Kasem'."""
+
+
+def _gold_forms(gold: str) -> list[str]:
+    """The gold string, and for a full name with a quoted nickname, the nickname + surname."""
+    match = _NICKNAME.match(unicodedata.normalize("NFKC", gold).strip())
+    return [gold, f"{match.group(1)} {match.group(2)}"] if match else [gold]
+
+
 def contains_answer(answer: str, gold: list[str]) -> bool:
     """True when a gold answer string appears in the answer (NFKC, case and space folded).
 
     A yes/no gold ("yes", "no") is a verdict: it must open a sentence of the answer as a
     word ("No. Lysichiton is ..."), not be found inside another word ("November", "North")
-    once spaces are folded away.
+    once spaces are folded away. A full name with a quoted nickname ('Kemal Amin "Casey"
+    Kasem') is also found as the name the person goes by ("Casey Kasem").
     """
     text = unicodedata.normalize("NFKC", re.sub(r"\[\d+\]", "", answer))
     body = _norm(text)
     verdicts = {m.lower() for m in _VERDICT.findall(text)}
+    forms = [f for g in gold for f in _gold_forms(g)]
     return any(_norm(g) in verdicts if _norm(g) in ("yes", "no") else bool(_norm(g))
-               and _norm(g) in body for g in gold)
+               and _norm(g) in body for g in forms)
 
 
 def answer_item(

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from grounded_rag.types import Evidence
 from grounded_rag.verification.abbrev import asked_phrase, paired_forms
 from grounded_rag.verification.evidence import split_sentences
+from grounded_rag.verification.place import US_STATES, state_fillers, states_in
 
 __all__ = ["gap_filler", "gap_fillers", "gap_unwritten", "gap_word"]
 
@@ -137,9 +138,11 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     ``[]`` when sentences fill it differently (the question is not pinned to one).
 
     A question for a name's full form or abbreviation (「UNTAGの正式名称は」) is filled by the
-    other form where a sentence writes the two together (``abbrev.paired_forms``).
+    other form where a sentence writes the two together (``abbrev.paired_forms``); an
+    English question for a U.S. state, by the one state the passage it is about names
+    (``place.state_fillers``).
     """
-    pairs = paired_forms(question, evidence)
+    pairs = paired_forms(question, evidence) or state_fillers(question, evidence)
     if pairs:
         return pairs
     found: list[tuple[str, str]] = []
@@ -161,13 +164,18 @@ def gap_unwritten(texts: Sequence[str], found: Sequence[tuple[str, str]]) -> str
     one; a reading in brackets aside), or is itself a part of it (「農業」 of 「稲作を基盤と
     する農業」, 「主任行政官」 of 「平和維持軍司令部の主任行政官」). An answer to 「…何にもとづく
     不当な攻撃を受けていた？」 that does not say 「反ユダヤ主義」, which the source sentence says in
-    the gap's place, answers something else, however true its statements are.
+    the gap's place, answers something else, however true its statements are. A U.S. state
+    is written only as its whole name ("New York" does not write "New Jersey").
     """
     fillers = {filler for filler, _ in found}
     if not fillers:
         return ""
     written = [_nfkc(t).strip().rstrip("。.") for t in texts]
     for filler in fillers:
+        if filler in US_STATES:
+            if any(filler in states_in(t) for t in texts):
+                return ""
+            continue
         core = _READING.sub("", filler)  # 「立前座」 of 「立前座(たてぜんざ)」
         need = min(len(core), 3)
         if any(core[i:i + need] in t for t in written for i in range(len(core) - need + 1)):

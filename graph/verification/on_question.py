@@ -5,9 +5,8 @@ question itself (``第7条（解除）。`` for "how much notice is needed to te
 answer as a whole lacks the kind of thing the question asks for: a number for "how much /
 how many / いくら / 何日 / 何人", a date for "when / いつ", an amount of money for "how much
 does it cost / いくら", or, for a yes/no question, any cited sentence (statement or quote)
-that speaks to what is asked rather than only to its subject (``asked.py``). Each such
-statement gets an ``off_question`` finding (severity ``major``) whose detail tells the
-generator what to fix.
+that speaks to what is asked rather than only to its subject (``asked.py``). Each gets an
+``off_question`` finding (``major``) whose detail tells the generator what to fix.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from grounded_rag.types import Claim, Evidence, Finding
 from grounded_rag.verification import asked, counts
 from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
+from grounded_rag.verification.restates import restates_itself
 
 Kind = Literal["number", "date"]
 
@@ -81,7 +81,6 @@ _DATE_WORD = re.compile(
     r"|[一二三四五六七八九十]+[年月日]|[月火水木金土日]曜",
     re.I,
 )
-# Numbering of a heading ("第7条", "Article 7") is not the number a question asks for.
 _LATIN = re.compile(r"[a-z][a-z'\-]*|\d+(?:[.,:/]\d+)*")
 _KANJI_KATAKANA = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\u30fc]+")
 _BULLET = re.compile(r"^\s*(?:[-*+•・]|\d+[.)])\s")
@@ -211,8 +210,9 @@ def off_question_findings(
     - A statement that is itself a question (「…は現在でもありますか？」) answers nothing.
     - A statement whose content tokens all come from one heading of the evidence (and, for a
       question that asks for a thing, add no word to the question's), or all come from the
-      question, only restates it (questions with a question word only), unless it holds the
-      word that fills the question's gap in a source sentence (``gap.gap_fillers``).
+      question, or says its subject is itself (``restates.restates_itself``), only restates
+      it (questions with a question word only), unless it holds the word that fills the
+      question's gap in a source sentence (``gap.gap_fillers``).
     - When no statement writes that word (``gap.gap_unwritten``), none answers.
     - When the question asks for a number, a date or an amount of money and no statement
       gives one, every statement lacks it; when it asks how many and the statements' only
@@ -261,8 +261,8 @@ def off_question_findings(
             reason = texts.OFF_QUESTION_REASONS[lang]["asks"]
         elif tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
-        elif tokens <= question_tokens and tokens and not any(f in statement["text"]
-                                                              for f in fillers):
+        elif tokens and not any(f in statement["text"] for f in fillers) and (
+                tokens <= question_tokens or restates_itself(statement["text"], question)):
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif unwritten:
             reason = texts.OFF_QUESTION_REASONS[lang]["gap"].format(filler=unwritten)

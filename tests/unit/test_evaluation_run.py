@@ -372,3 +372,14 @@ def test_a_yes_no_gold_is_a_verdict_not_two_letters_anywhere():
     assert not contains_answer("Yes. They are the same[1].", ["no"])
     # other golds are still found with spaces and case folded
     assert contains_answer("Casey Kasem hosted the awards[1].", ["casey  kasem"])
+
+
+def test_a_full_name_with_a_quoted_nickname_is_found_as_the_name_it_goes_by():
+    from grounded_rag.evaluation._answer import contains_answer
+
+    gold = ['Kemal Amin "Casey" Kasem']
+    assert contains_answer("Casey Kasem hosted the American Video Awards in 1983[1].", gold)
+    assert contains_answer("Kemal Amin \u201cCasey\u201d Kasem hosted them[1].",
+                           ["Kemal Amin \u201cCasey\u201d Kasem"])
+    assert not contains_answer("Casey Jones hosted them[1].", gold)
+    assert not contains_answer("Kemal hosted them[1].", gold)
