@@ -85,7 +85,7 @@ def load_halueval(limit: int | None) -> list[dict[str, Any]] | None:
 def _sentence_with(answer: str, passage: dict[str, str], question: str) -> str:
     """The passage sentence holding ``answer`` that shares most words with the question."""
     from grounded_rag.lang import split_sentences
-    from grounded_rag.verification.on_question import key_tokens
+    from grounded_rag.verification.evidence import key_tokens
 
     sentences = [s for s in split_sentences(passage["text"]) if answer in s]
     if not sentences:

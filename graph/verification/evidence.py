@@ -283,3 +283,23 @@ def stem(word: str) -> str:
 
 def _all_hiragana(text: str) -> bool:
     return all("\u3040" <= c <= "\u309f" for c in text)
+
+
+_KEY_LATIN = re.compile(r"[a-z][a-z'\-]*|\d+(?:[.,:/]\d+)*")
+_KEY_KANJI_KATAKANA = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\u30fc]+")
+
+
+def key_tokens(text: str) -> set[str]:
+    """Content tokens of a text, for "does it say anything new" comparisons.
+
+    English words (stemmed, no function words), numbers, and kanji / katakana bigrams
+    (single characters when alone); particles and endings drop out.
+    """
+    norm = unicodedata.normalize("NFKC", text).lower()
+    tokens = {stem(w) if not w[0].isdigit() else w
+              for w in _KEY_LATIN.findall(norm) if w not in STOP_WORDS}
+    for run in _KEY_KANJI_KATAKANA.findall(norm):
+        if len(run) == 1:
+            tokens.add(run)
+        tokens.update(run[i:i + 2] for i in range(len(run) - 1))
+    return tokens

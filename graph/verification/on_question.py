@@ -21,7 +21,7 @@ from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
 from grounded_rag.verification import asked, counts
-from grounded_rag.verification.evidence import STOP_WORDS, split_sentences, stem
+from grounded_rag.verification.evidence import key_tokens, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
 from grounded_rag.verification.restates import restates_itself
 
@@ -81,8 +81,6 @@ _DATE_WORD = re.compile(
     r"|[一二三四五六七八九十]+[年月日]|[月火水木金土日]曜",
     re.I,
 )
-_LATIN = re.compile(r"[a-z][a-z'\-]*|\d+(?:[.,:/]\d+)*")
-_KANJI_KATAKANA = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\u30fc]+")
 _BULLET = re.compile(r"^\s*(?:[-*+•・]|\d+[.)])\s")
 _SENTENCE_PUNCT = re.compile(r"[。．.!?！？、,:：；;]")
 
@@ -107,22 +105,6 @@ def has_kind(text: str, kind: Kind) -> bool:
     if kind == "number":
         return bool(_NUMBER_WORD.search(text))
     return bool(_DATE_WORD.search(text))
-
-
-def key_tokens(text: str) -> set[str]:
-    """Content tokens of a text, for "does it say anything new" comparisons.
-
-    English words (stemmed, no function words), numbers, and kanji / katakana bigrams
-    (single characters when alone); particles and endings drop out.
-    """
-    norm = unicodedata.normalize("NFKC", text).lower()
-    tokens = {stem(w) if not w[0].isdigit() else w
-              for w in _LATIN.findall(norm) if w not in STOP_WORDS}
-    for run in _KANJI_KATAKANA.findall(norm):
-        if len(run) == 1:
-            tokens.add(run)
-        tokens.update(run[i:i + 2] for i in range(len(run) - 1))
-    return tokens
 
 
 def headings(evidence: Sequence[Evidence]) -> list[str]:

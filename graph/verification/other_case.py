@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from grounded_rag.types import Claim
-from grounded_rag.verification.on_question import key_tokens
+from grounded_rag.verification.evidence import key_tokens
 
 _OTHER = re.compile(
     r"\b(?:other|others|elsewhere|outside|except|excluding|remaining|rest\s+of)\b"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from grounded_rag.verification.evidence import stem
+from grounded_rag.verification.evidence import key_tokens, stem
 
 __all__ = ["KIND_WORDS", "restates_itself"]
 
@@ -36,8 +36,6 @@ _MARKER = re.compile(r"\[\d+\]")
 
 def restates_itself(statement: str, question: str) -> bool:
     """Whether an English "A is B" statement only says that A is A (see the module)."""
-    from grounded_rag.verification.on_question import key_tokens  # it calls this module
-
     text = unicodedata.normalize("NFKC", _MARKER.sub("", statement)).strip()
     if not text.isascii():
         return False
