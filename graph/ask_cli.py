@@ -67,6 +67,9 @@ def _common(parser: argparse.ArgumentParser, store_default: str | None = None) -
     parser.add_argument("--verify-mode", choices=["full", "sampled", "deferred"],
                         help="what is verified before answering (deferred: verified just "
                         "after, since the command line keeps no thread)")
+    parser.add_argument("--language", choices=["auto", "ja", "en"],
+                        help="language of the answer (default auto: the question's; a "
+                        "question in another language abstains unless this is ja or en)")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
 
 
@@ -87,6 +90,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["preset"] = args.preset
     if args.verify_mode:
         settings["verify_mode"] = args.verify_mode
+    if getattr(args, "language", None):
+        settings["language"] = args.language
     if getattr(args, "base_url", None):
         settings.update(_served_specs(settings, args.base_url))
     from grounded_rag.context import validate_settings

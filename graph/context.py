@@ -99,7 +99,9 @@ class Context:
     )
     language: Literal["auto", "ja", "en"] = field(
         default="auto",
-        metadata={"description": "Answer language; 'auto' follows the question's language."},
+        metadata={"description": "Answer language; 'auto' follows the question's language "
+                  "(a question in neither Japanese nor English then abstains before any "
+                  "model call: the checks read only those two)."},
     )
     generator_model: str = field(
         default="",

@@ -129,6 +129,7 @@ def answer_flags(state: State) -> list[str]:
 
 _DECIDING_FINDINGS = (
     ("empty_question", "retrieval"), ("no_content_words", "retrieval"),
+    ("unsupported_language", "retrieval"),
     ("weak_evidence", "retrieval"), ("predicate_absent", "retrieval"),
     ("no_answer_in_sources", "answerability"), ("rejected_by_reviewer", "reviewer"),
     ("generator_declined", "generator"), ("empty_answer", "generator"),

@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from grounded_rag.context import Context
-from grounded_rag.lang import detect_language
+from grounded_rag.lang import detect_language, third_language
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import progress, timed
 from grounded_rag.prompts import addresses
@@ -39,6 +39,13 @@ def retrieve_evidence(
         if not question:
             findings.append({"type": "empty_question", "severity": "critical",
                              "claim_index": -1, "detail": "The question is empty."})
+        elif settings.language == "auto" and (other := third_language(question)):
+            # the checks read Japanese and English only; ``language`` answers it anyway
+            findings.append({"type": "unsupported_language", "severity": "critical",
+                             "claim_index": -1,
+                             "detail": f"The question looks {other}: answers are written and "
+                             "checked in Japanese or English only. Ask in either, or set "
+                             "language to ja or en to answer it anyway; no model was called."})
         elif _only_function_words(question):
             # "?", "それは？", "What is it?": nothing to look for, so nothing can answer it
             findings.append({"type": "no_content_words", "severity": "critical",
@@ -91,5 +98,7 @@ def _only_function_words(question: str) -> bool:
     """Words, but none that names anything to look for ("それは？", "What is it?")."""
     from grounded_rag.verification.evidence import content_tokens
 
+    if not any(ch.isalnum() for ch in question):  # "?", "…？"
+        return True
     letters = sum(ch.isalpha() for ch in question)
     return letters >= 2 and not coverage_terms(question) and not content_tokens(question)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from grounded_rag import Context, build_graph
+from grounded_rag.lang import third_language
 from grounded_rag.retrieval.calibration import clears_gate
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, answer
 
@@ -151,7 +152,7 @@ def test_the_other_cases_value_is_caught_before_any_judge(retriever):
 
 
 @pytest.mark.parametrize("question", ["?", "それは？", "Quelle est la capitale de la France ?",
-                                      "Wie hoch ist die Monatsgebühr?"])
+                                      "Wie hoch ist die Monatsgebühr?", "이 제품의 무게는?"])
 def test_questions_without_content_or_in_a_third_language_get_a_clear_outcome(retriever,
                                                                              question):
     unrelated = answer(("The Aurora LX-3 weighs 410 grams.", "aurora-lx3-en#sec2"))
@@ -161,8 +162,22 @@ def test_questions_without_content_or_in_a_third_language_get_a_clear_outcome(re
     out = graph.invoke({"question": question})
     assert out["status"] == "abstained", out["answer"]
     assert out["decided_by"] and out["findings"]
-    if question == "それは？":  # nothing to look for: refused before retrieval and the model
-        assert out["findings"][0]["type"] == "no_content_words" and model.calls == []
+    # nothing to look for, or a language the checks do not read: refused before the model
+    expected = "no_content_words" if question in ("?", "それは？") else "unsupported_language"
+    assert out["findings"][0]["type"] == expected and model.calls == []
+    assert out["decided_by"] == "retrieval"
+
+
+def test_a_third_language_question_is_answered_when_the_language_is_set(retriever) -> None:
+    weight = answer(("The Aurora LX-3 weighs 410 grams.", "aurora-lx3-en#sec2"))
+    model = ScriptedChatModel(script={"CitedAnswer": [weight, weight, weight]})
+    graph = build_graph(retriever=retriever, generator=model, extractor="rules",
+                        verifier=ScriptedVerifier())
+    question = "Quel est le poids de la batterie Aurora LX-3 ?"
+    assert third_language(question) == "French"
+    out = graph.invoke({"question": question}, {"configurable": {"language": "en"}})
+    assert "unsupported_language" not in {f["type"] for f in out["findings"]}
+    assert model.calls
 
 
 @pytest.fixture(scope="module")
