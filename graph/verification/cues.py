@@ -27,6 +27,7 @@ from grounded_rag.verification._cue_values import _clause_context, _gloss, _iso
 from grounded_rag.verification.binding import misbound_value
 from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY as ALTERED_COPY_SIMILARITY
 from grounded_rag.verification.copies import altered_copy
+from grounded_rag.verification.country import country_mismatch
 from grounded_rag.verification.evidence import (
     content_tokens,
     is_japanese,
@@ -69,6 +70,7 @@ CueKind = Literal[
     "day_unstated",
     "value_binding",
     "reading_missing",
+    "country_mismatch",
 ]
 
 @dataclass(frozen=True)
@@ -303,17 +305,8 @@ def check_claim(
              if w.lower() not in named and not (foreign and not foreign.claim_japanese)]
     if words:
         listed = "、".join(words) if lang == "ja" else ", ".join(words)
-        soft.append(
-            Cue(
-                "words_missing",
-                False,
-                listed,
-                "",
-                "",
-                msg["words_missing"].format(cl=listed),
-                tuple(words),
-            )
-        )
+        soft.append(Cue("words_missing", False, listed, "", "",
+                        msg["words_missing"].format(cl=listed), tuple(words)))
 
     best_i = max(range(len(sentences)), key=lambda i: context[i])
     polar = not (question.strip() and _fragment(claim, lang)) or _negated(claim)
@@ -349,6 +342,12 @@ def check_claim(
         decisive.append(Cue("tax_mismatch", True, cl_words, ev_words, sentences[i],
                             msg["tax_mismatch"].format(ev=ev_words, cl=cl_words,
                                                        sentence=sentences[i])))
+    country = country_mismatch(claim, sentences, question) if lang != "ja" else None
+    if country is not None and not xlang:
+        sentence, cl_country, ev_country = country
+        decisive.append(Cue("country_mismatch", True, cl_country, ev_country, sentence,
+                            msg["country_mismatch"].format(ev=ev_country, cl=cl_country,
+                                                           sentence=sentence)))
     swapped = swapped_subject(claim, sentences) if lang != "ja" else None
     if swapped is not None:
         sentence, cl_name, ev_name = swapped
