@@ -342,7 +342,8 @@ def check_claim(
         decisive.append(Cue("tax_mismatch", True, cl_words, ev_words, sentences[i],
                             msg["tax_mismatch"].format(ev=ev_words, cl=cl_words,
                                                        sentence=sentences[i])))
-    country = country_mismatch(claim, sentences, question) if lang != "ja" else None
+    # the cited texts only; the question whatever the claim's form (its premise is not added)
+    country = country_mismatch(claim, scoped, question or asked) if lang != "ja" else None
     if country is not None and not xlang:
         sentence, cl_country, ev_country = country
         decisive.append(Cue("country_mismatch", True, cl_country, ev_country, sentence,

@@ -75,3 +75,26 @@ def test_sentences_run_together_are_read_apart_and_a_language_label_names_no_cou
                         ["Yuriy Norshteyn (Russian: Юрий Норштейн) is an animator."],
                         language="en")
     assert "country_mismatch" not in {c.kind for c in label.cues}
+
+
+def _prepared(text: str, cited: str, others: list[str], question: str):
+    from grounded_rag.verification.cascade import prepare_claim
+    from grounded_rag.verification.modes import claim_to_check
+
+    evidence = [{"source_id": f"doc-{n}#0", "doc_id": f"doc-{n}", "title": "", "url": "",
+                 "text": t, "score": 1.0, "relevance": 1.0} for n, t in enumerate([cited, *others])]
+    claim = {"text": text, "citations": [{"source_id": "doc-0#0", "quote": cited}]}
+    return prepare_claim(claim_to_check(claim, evidence, question), "en")
+
+
+def test_in_the_loop_only_the_cited_passage_counts_and_the_question_is_the_premise() -> None:
+    american = "Janus was an American science fiction fanzine."
+    lady = _prepared("The Lady was published in the US.", LADY[0], [american],
+                     "Are Janus and The Lady both published in the US?")
+    assert lady.verdict is not None and lady.verdict["verdict"] == "contradicted"
+    assert "UK" in lady.verdict["reason"]
+    # a sentence claim of a wh-question: the question's "American" is its premise
+    premise = _prepared("Southern New Hampshire University is an American university.",
+                        "Southern New Hampshire University awards degrees to graduates in "
+                        "Rwanda.", [], "What American university awards degrees in Rwanda?")
+    assert "country_mismatch" not in {c.kind for c in premise.report.cues}
