@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from grounded_rag.verification.evidence import STOP_WORDS
 from grounded_rag.verification.evidence import split_sentences as split_with_offsets
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
@@ -94,8 +95,6 @@ def third_language(text: str) -> str | None:
     for name, script in _SCRIPTS:
         if len(script.findall(text)) / letters > 0.5:
             return name
-    from grounded_rag.verification.evidence import STOP_WORDS
-
     words = [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", text))]
     english = sum(1 for w in words if w in STOP_WORDS and w not in _SHARED_WORDS)
     best, count = None, 0

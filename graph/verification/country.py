@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from grounded_rag.verification.asked import is_yes_no
 from grounded_rag.verification.evidence import content_tokens, overlap
-from grounded_rag.verification.same_value import _COUNTRY_PATTERNS, _NOT_A_COUNTRY, values
+from grounded_rag.verification.same_value import names_country, values, without_countries
 from grounded_rag.verification.values import strip_numbers
 
 _LANGUAGE = re.compile(r"\blanguages?\b|\btranslat\w*|\bspoken\b|\bdubbed\b|\bsubtitle", re.I)
@@ -53,14 +53,14 @@ def country_mismatch(claim: str, sentences: Sequence[str], question: str = ""
     shown = [part for s in sentences for part in _RUN_TOGETHER.split(s) if part]
     sentences = [_LANGUAGE_LABEL.sub(" ", _spelled(part)) for part in shown]
     # the claim's own wording, without the country it gives (the value the sentence may not share)
-    wanted = content_tokens(strip_numbers(_without_countries(claim)))
+    wanted = content_tokens(strip_numbers(without_countries(claim)))
     context = [overlap(wanted, content_tokens(strip_numbers(s))) for s in sentences]
     claimed = values("country", claim)
     # A country the question names is its premise ("Which American university …?"), except
     # where a yes/no question asks it ("Are A and B both published in the US?").
-    if not claimed or (_names(question, claimed) and not is_yes_no(question)):
+    if not claimed or (names_country(question, claimed) and not is_yes_no(question)):
         return None
-    if any(_names(s, claimed) for s in sentences):
+    if any(names_country(s, claimed) for s in sentences):
         return None
     best = max(range(len(sentences)), key=lambda i: context[i])
     if context[best] < CONTEXT_MIN:
@@ -74,16 +74,4 @@ def country_mismatch(claim: str, sentences: Sequence[str], question: str = ""
 def _spelled(text: str) -> str:
     for pattern, name in _ABBREVIATED:
         text = pattern.sub(name, text)
-    return text
-
-
-def _names(text: str, countries: frozenset[str]) -> bool:
-    """Whether ``text`` names any of ``countries`` (by name or demonym, anywhere in it)."""
-    text = _NOT_A_COUNTRY.sub(" ", text)
-    return any(p.search(text) for value, p in _COUNTRY_PATTERNS if value in countries)
-
-
-def _without_countries(text: str) -> str:
-    for _, pattern in _COUNTRY_PATTERNS:
-        text = pattern.sub(" ", text)
     return text

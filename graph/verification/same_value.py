@@ -105,6 +105,19 @@ _GENUS = re.compile(r"\bgenus\s+([A-Z][a-z]+)")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 
 
+def names_country(text: str, countries: frozenset[str]) -> bool:
+    """Whether ``text`` names any of ``countries`` (by name or demonym, anywhere in it)."""
+    text = _NOT_A_COUNTRY.sub(" ", text)
+    return any(p.search(text) for value, p in _COUNTRY_PATTERNS if value in countries)
+
+
+def without_countries(text: str) -> str:
+    """``text`` with every country name and demonym of the table blanked out."""
+    for _, pattern in _COUNTRY_PATTERNS:
+        text = pattern.sub(" ", text)
+    return text
+
+
 def asked_kind(question: str) -> tuple[str, bool] | None:
     """The kind of value the question compares and whether it asks "different"."""
     match = _SAME.search(question)
