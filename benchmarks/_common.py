@@ -35,13 +35,14 @@ def eval_path(*parts: str) -> Path | None:
 def knowledge_statements(knowledge: str) -> list[dict]:
     """A HaluEval-QA knowledge paragraph as verified statements quoting themselves.
 
-    The paragraph runs two Wikipedia openings together at a full stop; it is split there.
+    The paragraph runs two Wikipedia openings together at a full stop (or after a closing
+    quote or bracket: "...of \"Janus\".)The Lady is..."); it is split there.
     """
     import re
 
     from grounded_rag.verification.evidence import split_sentences
 
-    text = re.sub(r"\.(?=[A-Z])", ". ", knowledge)
+    text = re.sub(r"(?<=[.!?])(?=[A-Z])|(?<=[.!?][\"')\]])(?=[A-Z])", " ", knowledge)
     return [{"text": s.text, "citations": [{"quote": s.text}]} for s in split_sentences(text)]
 
 

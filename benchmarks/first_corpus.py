@@ -8,7 +8,8 @@ It ingests the three short documents of ``tests/data/small_corpus`` (a Japanese 
 policy, a Japanese service contract, an English product sheet: 11 sections, the size of
 corpus people try first and never used for fitting anything) into a fresh store and asks
 the questions below through the default graph: answerable ones in both languages (one
-almost word for word, one cross-language, one whose figure is written in 万 notation) and
+almost word for word, one cross-language, one whose figure is written in 万 notation),
+Japanese questions over the English sheet (whose answer should be in Japanese) and
 unanswerable ones (a yes/no about an attribute no document states, an off-topic one).
 
 Per question it prints the outcome, the expected fact found or not in the answer, the stage
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -62,6 +64,15 @@ QUESTIONS: list[dict[str, Any]] = [
      "expect": ["45万", "450,000"],
      # 税別 is before tax: "tax-free" is a wrong fact with the right number
      "forbidden": ["45,000 yen", "45000 yen", "tax-free", "tax free", "tax-exempt"]},
+    # answerable, Japanese over the English sheet (cross-language the other way): the
+    # statement should follow the question's language, the quote stays English
+    {"q": "Aurora LX-3の重さは何グラムですか？", "answerable": True, "expect": ["410"],
+     "in_japanese": True},
+    {"q": "Aurora LX-3の保証期間は何か月ですか？", "answerable": True, "expect": ["24"],
+     "in_japanese": True},
+    # 9 hours is how long a full charge powers a laptop, not how long the bank charges
+    {"q": "Aurora LX-3本体のフル充電には何時間かかりますか？", "answerable": True,
+     "expect": ["3時間", "3 hours"], "forbidden": ["9 hours", "9時間"], "in_japanese": True},
     # unanswerable
     {"q": "Can the Aurora LX-3 be carried in an airplane cabin?", "answerable": False},
     {"q": "Is the Aurora LX-3 waterproof?", "answerable": False},
@@ -82,6 +93,7 @@ def main() -> int:
 
     from grounded_rag.graph import build_graph
     from grounded_rag.retrieval import ingest_paths, open_retriever
+    from grounded_rag.verification.evidence import is_japanese
 
     store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
     ingest_paths([CORPUS], store, progress=False)
@@ -103,6 +115,8 @@ def main() -> int:
         row["expected_answerable"] = item["answerable"]
         row["with_fact"] = answered and any(e in text for e in item.get("expect", []))
         row["wrong_value"] = answered and any(f in text for f in item.get("forbidden", []))
+        if item.get("in_japanese"):  # the answer's words, without the [n] markers, in Japanese
+            row["in_japanese"] = answered and is_japanese(re.sub(r"\[\d+\]", "", text))
         rows.append(row)
         verdict = ("ok" if answered == item["answerable"] else "MISS")
         print(f"[{verdict}] {row['status']:<9} {row['wall_s']:6.1f} s "
@@ -121,6 +135,10 @@ def main() -> int:
           f" (answered {sum(r['status'] == 'answered' for r in ans)}/{len(ans)})")
     print(f"unanswerable abstained: {sum(r['status'] != 'answered' for r in una)}/{len(una)}")
     print(f"wrong values delivered: {sum(r['wrong_value'] for r in rows)}")
+    asked_ja = [r for r in rows if "in_japanese" in r]
+    if asked_ja:
+        print(f"Japanese questions over the English sheet answered in Japanese: "
+              f"{sum(r['in_japanese'] for r in asked_ja)}/{len(asked_ja)}")
     print(f"reference pass: {ref_before:.2f} / {ref_after:.2f} s")
     if answered_walls:
         m = median(answered_walls)

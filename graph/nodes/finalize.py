@@ -16,7 +16,7 @@ from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
 from grounded_rag.verification.answer_language import wrong_language
 from grounded_rag.verification.partial import all_pass
-from grounded_rag.verification.same_value import same_value_lead
+from grounded_rag.verification.same_value import both_country_lead, same_value_lead
 from grounded_rag.verification.yes_lead import yes_lead
 
 
@@ -74,6 +74,11 @@ def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, lis
             "type": "yes_lead", "severity": "info", "claim_index": -1,
             "detail": "Each thing the question compares has a verified statement saying "
                       "what was asked of it: the answer opens with Yes."}]
+    if both_country_lead(question, statements):
+        return f"No. {answer}", [{  # a compared thing's quote gives another country
+            "type": "same_value_lead", "severity": "info", "claim_index": -1,
+            "detail": "The quoted sources give a compared thing another country than the "
+                      "one asked: the answer opens with No."}]
     verdict = same_value_lead(question, statements)
     if verdict is None:
         return answer, []

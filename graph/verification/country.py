@@ -31,8 +31,6 @@ _LANGUAGE_LABEL = re.compile(r"\b[A-Z][a-z]+(?=\s*:)")
 _RUN_TOGETHER = re.compile(r"(?<=[.!?])(?=[A-Z])|(?<=[.!?][\"')\]])(?=[A-Z])")
 """Where sources run two sentences together without a space."""
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't", re.I)
-_ABBREVIATED = ((re.compile(r"\bUS\b"), "United States"), (re.compile(r"\bUK\b"), "United Kingdom"))
-""""US" and "UK" in capitals (the table reads "U.S." but not "us", a pronoun)."""
 
 CONTEXT_MIN = 0.25
 """Share of the claim's content words the best-matching evidence sentence must hold (the
@@ -49,9 +47,8 @@ def country_mismatch(claim: str, sentences: Sequence[str], question: str = ""
     if (not claim.isascii() or not sentences or _LANGUAGE.search(f"{question} {claim}")
             or _NEGATION.search(claim)):  # "… is not British" agrees with "American"
         return None
-    claim, question = _spelled(claim), _spelled(question)
     shown = [part for s in sentences for part in _RUN_TOGETHER.split(s) if part]
-    sentences = [_LANGUAGE_LABEL.sub(" ", _spelled(part)) for part in shown]
+    sentences = [_LANGUAGE_LABEL.sub(" ", part) for part in shown]
     # the claim's own wording, without the country it gives (the value the sentence may not share)
     wanted = content_tokens(strip_numbers(without_countries(claim)))
     context = [overlap(wanted, content_tokens(strip_numbers(s))) for s in sentences]
@@ -69,9 +66,3 @@ def country_mismatch(claim: str, sentences: Sequence[str], question: str = ""
     if not given or given & claimed:
         return None
     return shown[best], " / ".join(sorted(claimed)), " / ".join(sorted(given))
-
-
-def _spelled(text: str) -> str:
-    for pattern, name in _ABBREVIATED:
-        text = pattern.sub(name, text)
-    return text

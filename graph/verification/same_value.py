@@ -17,6 +17,13 @@ words that name the kind (demonyms and country names, continent names, "family X
 "-aceae", a four-digit year); nothing is inferred (a city does not give its country).
 ``benchmarks/same_value_check.py`` screens the rule on HaluEval-QA dev's comparison
 questions with their own knowledge paragraph as the statements (no model).
+
+"Are Janus and The Lady both published in the US?" asks a country of each thing, not
+whether they share one: :func:`both_country_lead` answers "No" when a compared thing's own
+quote gives it one country (or one double nationality) with nothing in common with the one
+asked. It never answers "Yes" (the "Yes" of a both-question is the predicate's words, found
+by :mod:`grounded_rag.verification.yes_lead`): "in the Spanish mainland" is a country and
+more.
 """
 
 from __future__ import annotations
@@ -105,14 +112,25 @@ _GENUS = re.compile(r"\bgenus\s+([A-Z][a-z]+)")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 
 
+_ABBREVIATED = ((re.compile(r"\bUS\b"), "United States"), (re.compile(r"\bUK\b"), "United Kingdom"))
+""""US" and "UK" in capitals (the table reads "U.S." but not "us", a pronoun)."""
+
+
+def _spelled(text: str) -> str:
+    for pattern, name in _ABBREVIATED:
+        text = pattern.sub(name, text)
+    return text
+
+
 def names_country(text: str, countries: frozenset[str]) -> bool:
     """Whether ``text`` names any of ``countries`` (by name or demonym, anywhere in it)."""
-    text = _NOT_A_COUNTRY.sub(" ", text)
+    text = _NOT_A_COUNTRY.sub(" ", _spelled(text))
     return any(p.search(text) for value, p in _COUNTRY_PATTERNS if value in countries)
 
 
 def without_countries(text: str) -> str:
     """``text`` with every country name and demonym of the table blanked out."""
+    text = _spelled(text)
     for _, pattern in _COUNTRY_PATTERNS:
         text = pattern.sub(" ", text)
     return text
@@ -134,7 +152,7 @@ def values(kind: str, sentence: str) -> frozenset[str] | None:
     not one hyphenated word ("an American film by a British director") are ambiguous.
     """
     if kind in ("country", "continent"):
-        text = _NOT_A_COUNTRY.sub(" ", sentence)
+        text = _NOT_A_COUNTRY.sub(" ", _spelled(sentence) if kind == "country" else sentence)
         patterns = _COUNTRY_PATTERNS if kind == "country" else _CONTINENT_PATTERNS
         found = [(m.start(), m.end(), value) for value, p in patterns for m in p.finditer(text)]
         if not found:
@@ -210,3 +228,29 @@ def same_value_lead(question: str, statements: Sequence[Claim]) -> str | None:
     else:  # {Philippines, US} against {US}: partly shared, not settled
         return None
     return "Yes" if same != different else "No"
+
+
+_BOTH = re.compile(r"\bboth\b", re.I)
+
+
+def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
+    """"No" for "Are A and B both from <country>?" where a thing's quote gives another one."""
+    question = unicodedata.normalize("NFKC", question).strip()
+    if not _BOTH.search(question) or already_led(statements) or _NEGATION.search(question):
+        return None
+    groups = _own_words(asked.compared_things(question))
+    if len(groups) != 2 or not all(groups):
+        return None
+    # the country asked: the question's words after the compared names
+    rest = question
+    for group in groups:
+        for word in group:
+            rest = re.sub(r"(?<!\w)" + re.escape(word) + r"(?!\w)", " ", rest)
+    asked_country = values("country", rest)
+    if not asked_country:
+        return None
+    for group in groups:
+        given = _value_of(group, [o for o in groups if o is not group], "country", statements)
+        if given is not None and not given & asked_country:
+            return "No"
+    return None

@@ -51,8 +51,9 @@ def _names(group: Sequence[asked.Term], text: str) -> bool:
     return any(re.search(r"\b" + re.escape(t.surface) + r"\b", text, re.I) for t in group)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s*(?=[A-Z])")
-"""Sources run sentences together ("...Cistaceae.Chimonobambusa is a genus..."): split there."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s*(?=[A-Z])|(?<=[.!?][\"')\]])\s*(?=[A-Z])")
+"""Sources run sentences together ("...Cistaceae.Chimonobambusa is a genus...", "...issues
+of "Janus".)The Lady is ..."): split there, after a closing quote or bracket too."""
 
 
 def _says(group: Sequence[asked.Term], others: Sequence[Sequence[asked.Term]],

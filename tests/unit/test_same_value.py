@@ -113,3 +113,50 @@ def test_names_after_a_word_for_what_they_are_and_accented_names():
                 ["Christopher Carl Carter is an American television producer.",
                  "Theodoor 'Theo' van Gogh (23 July 1957 - 2 November 2004) was a Dutch film "
                  "director."]) == "No"
+
+
+def test_no_for_a_both_question_asking_a_country_a_quote_gives_otherwise():
+    from grounded_rag.verification.same_value import both_country_lead
+
+    def no(question: str, texts: list[str], quotes: list[str]) -> str | None:
+        return both_country_lead(question, [  # type: ignore[list-item]
+            {"text": t, "citations": [{"quote": q}]} for t, q in zip(texts, quotes, strict=True)])
+
+    janus = ["Janus was published in Madison[1].", "The Lady was published in the UK[1]."]
+    quotes = ["Janus was a feminist science fiction fanzine edited in Madison, Wisconsin.",
+              "The Lady is Britain's longest-running weekly women's magazine."]
+    assert no("Are Janus and The Lady both published in the US?", janus, quotes) == "No"
+    assert no("Are Kasabian and Jawbox both from England?",
+              ["Kasabian is an English rock band.", "Jawbox was an American band."],
+              ["Kasabian are an English rock band formed in Leicester.",
+               "Jawbox was an American alternative rock band from Washington, D.C."]) == "No"
+    # both give the asked country: not this rule's "Yes" (a country and more may be asked)
+    assert no("Are Guadarrama National Park and Teide National Park both in the Spanish "
+              "mainland?", ["Guadarrama is a park in Spain.", "Teide is a park in Spain."],
+              ["Guadarrama National Park is a national park in Spain.",
+               "Teide National Park is located in Tenerife (Canary Islands, Spain)."]) is None
+    # a thing with no country in its quote, a double nationality sharing the asked one,
+    # a question that asks no country, or an answer that already gives a verdict
+    assert no("Are Janus and The Lady both published in the US?", janus,
+              [quotes[0], "The Lady is a weekly women's magazine."]) is None
+    assert no("Are Maandig and Almqvist both American?",
+              ["Maandig is a Filipino American singer.", "Almqvist is a Swedish singer."],
+              ["Maandig is a Filipino American singer.", "Almqvist is an American singer."]
+              ) is None
+    assert no("Are Kasabian and Jawbox both rock bands?",
+              ["Kasabian is an English rock band.", "Jawbox was an American band."],
+              ["Kasabian are an English rock band.", "Jawbox was an American band."]) is None
+    assert no("Are Janus and The Lady both published in the US?",
+              ["No, they are not.", *janus], ["", *quotes]) is None
+
+
+def test_the_both_question_answer_opens_with_no():
+    texts = ["Kasabian is an English rock band.", "Jawbox was an American band."]
+    docs = (ev("kas#0", texts[0], title="Kasabian"), ev("jaw#0", texts[1], title="Jawbox"))
+    graph, _, _, _ = make({"CitedAnswer": [answer((texts[0], "kas#0"), (texts[1], "jaw#0"))]},
+                          evidence=docs)
+    out = graph.invoke({"question": "Are Kasabian and Jawbox both from England?"})
+    assert out["status"] == "answered"
+    assert out["answer"].startswith("No. Kasabian is an English rock band")
+    assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
+    assert "another country" in out["findings"][0]["detail"]
