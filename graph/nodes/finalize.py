@@ -74,11 +74,14 @@ def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, lis
             "type": "yes_lead", "severity": "info", "claim_index": -1,
             "detail": "Each thing the question compares has a verified statement saying "
                       "what was asked of it: the answer opens with Yes."}]
-    if both_country_lead(question, statements):
-        return f"No. {answer}", [{  # a compared thing's quote gives another country
+    country = both_country_lead(question, statements)
+    if country is not None:
+        return f"{country}. {answer}", [{  # the asked country against each quoted one
             "type": "same_value_lead", "severity": "info", "claim_index": -1,
             "detail": "The quoted sources give a compared thing another country than the "
-                      "one asked: the answer opens with No."}]
+                      "one asked: the answer opens with No." if country == "No" else
+                      "The quoted sources give each compared thing the country asked: the "
+                      "answer opens with Yes."}]
     verdict = same_value_lead(question, statements)
     if verdict is None:
         return answer, []

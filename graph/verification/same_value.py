@@ -21,9 +21,8 @@ questions with their own knowledge paragraph as the statements (no model).
 "Are Janus and The Lady both published in the US?" asks a country of each thing, not
 whether they share one: :func:`both_country_lead` answers "No" when a compared thing's own
 quote gives it one country (or one double nationality) with nothing in common with the one
-asked. It never answers "Yes" (the "Yes" of a both-question is the predicate's words, found
-by :mod:`grounded_rag.verification.yes_lead`): "in the Spanish mainland" is a country and
-more.
+asked, and "Yes" only when the question asks the country and nothing more ("both located
+in China") and each quote gives exactly it: "in the Spanish mainland" is a country and more.
 """
 
 from __future__ import annotations
@@ -234,7 +233,11 @@ _BOTH = re.compile(r"\bboth\b", re.I)
 
 
 def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
-    """"No" for "Are A and B both from <country>?" where a thing's quote gives another one."""
+    """"No" for "Are A and B both from <country>?" where a thing's quote gives another one.
+
+    "Yes" where the question asks nothing but the country ("Are A and B both located in
+    China?") and each thing's quote gives that country alone.
+    """
     question = unicodedata.normalize("NFKC", question).strip()
     if not _BOTH.search(question) or already_led(statements) or _NEGATION.search(question):
         return None
@@ -249,8 +252,20 @@ def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
     asked_country = values("country", rest)
     if not asked_country:
         return None
-    for group in groups:
-        given = _value_of(group, [o for o in groups if o is not group], "country", statements)
-        if given is not None and not given & asked_country:
-            return "No"
+    given = [_value_of(g, [o for o in groups if o is not g], "country", statements)
+             for g in groups]
+    if any(v is not None and not v & asked_country for v in given):
+        return "No"
+    # "Yes" only where the question asks the country and nothing else ("both located in
+    # China"), and each thing's quote gives exactly it
+    if all(v == asked_country for v in given) and not (
+            {w.lower() for w in _WORD.findall(without_countries(rest))} - _COUNTRY_ONLY):
+        return "Yes"
     return None
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+_COUNTRY_ONLY = frozenset(
+    "is are was were do does did and both in the from located based situated headquartered "
+    "published born".split())
+"""Words of a both-question that ask the country and nothing more."""

@@ -160,3 +160,32 @@ def test_the_both_question_answer_opens_with_no():
     assert out["answer"].startswith("No. Kasabian is an English rock band")
     assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
     assert "another country" in out["findings"][0]["detail"]
+
+
+def test_yes_only_where_the_question_asks_the_country_alone():
+    from grounded_rag.verification.same_value import both_country_lead
+
+    def lead(question: str, quotes: list[str]) -> str | None:
+        return both_country_lead(question, [  # type: ignore[list-item]
+            {"text": q, "citations": [{"quote": q}]} for q in quotes])
+
+    china = ["Yanzhou is a district under the administration of Jining, Shandong, China.",
+             "Shangqiu is a city in eastern Henan province, China."]
+    assert lead("Are Yanzhou District and Shangqiu both located in China?", china) == "Yes"
+    assert lead("Are Yanzhou and Shangqiu both in the People's Republic of China?",
+                china) is None  # asks more words than the country
+    assert lead("Are Yanzhou and Shangqiu both cities in China?", china) is None
+    assert lead("Are Yanzhou and Shangqiu both located in China?",
+                [china[0], "Shangqiu is a city in eastern Henan province."]) is None
+
+
+def test_the_both_question_answer_opens_with_yes():
+    texts = ["Langzhong is a county-level city in northeastern Sichuan, China.",
+             "Fuling is a district in the geographical center of Chongqing Municipality, China."]
+    docs = (ev("lan#0", texts[0], title="Langzhong"), ev("ful#0", texts[1], title="Fuling"))
+    graph, _, _, _ = make({"CitedAnswer": [answer((texts[0], "lan#0"), (texts[1], "ful#0"))]},
+                          evidence=docs)
+    out = graph.invoke({"question": "Are both Langzhong and Fuling District located in China?"})
+    assert out["status"] == "answered"
+    assert out["answer"].startswith("Yes. Langzhong is a county-level city")
+    assert "the country asked" in out["findings"][0]["detail"]
