@@ -38,11 +38,9 @@ def knowledge_statements(knowledge: str) -> list[dict]:
     The paragraph runs two Wikipedia openings together at a full stop (or after a closing
     quote or bracket: "...of \"Janus\".)The Lady is..."); it is split there.
     """
-    import re
+    from grounded_rag.verification.evidence import RUN_TOGETHER, split_sentences
 
-    from grounded_rag.verification.evidence import split_sentences
-
-    text = re.sub(r"(?<=[.!?])(?=[A-Z])|(?<=[.!?][\"')\]])(?=[A-Z])", " ", knowledge)
+    text = RUN_TOGETHER.sub(" ", knowledge)
     return [{"text": s.text, "citations": [{"quote": s.text}]} for s in split_sentences(text)]
 
 

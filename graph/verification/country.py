@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from grounded_rag.verification.asked import is_yes_no
-from grounded_rag.verification.evidence import content_tokens, overlap
+from grounded_rag.verification.evidence import RUN_TOGETHER, content_tokens, overlap
 from grounded_rag.verification.same_value import names_country, values, without_countries
 from grounded_rag.verification.values import strip_numbers
 
@@ -28,8 +28,6 @@ _LANGUAGE = re.compile(r"\blanguages?\b|\btranslat\w*|\bspoken\b|\bdubbed\b|\bsu
 _LANGUAGE_LABEL = re.compile(r"\b[A-Z][a-z]+(?=\s*:)")
 """A language label before a name written in it: "(Russian: Ю́рий …)" names no country."""
 
-_RUN_TOGETHER = re.compile(r"(?<=[.!?])(?=[A-Z])|(?<=[.!?][\"')\]])(?=[A-Z])")
-"""Where sources run two sentences together without a space."""
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't", re.I)
 
 CONTEXT_MIN = 0.25
@@ -47,7 +45,7 @@ def country_mismatch(claim: str, sentences: Sequence[str], question: str = ""
     if (not claim.isascii() or not sentences or _LANGUAGE.search(f"{question} {claim}")
             or _NEGATION.search(claim)):  # "… is not British" agrees with "American"
         return None
-    shown = [part for s in sentences for part in _RUN_TOGETHER.split(s) if part]
+    shown = [part for s in sentences for part in RUN_TOGETHER.split(s) if part]
     sentences = [_LANGUAGE_LABEL.sub(" ", part) for part in shown]
     # the claim's own wording, without the country it gives (the value the sentence may not share)
     wanted = content_tokens(strip_numbers(without_countries(claim)))

@@ -88,6 +88,9 @@ _OPENERS = frozenset(
 
 
 _INITIALS = re.compile(r"(?:^|[\s(\"'])(?:[A-Za-z]\.)+$")
+RUN_TOGETHER = re.compile(r"(?<=[.!?])(?=[A-Z])|(?<=[.!?][\"')\]])(?=[A-Z])")
+"""Where sources run two sentences together without a space ("...Cistaceae.Chimonobambusa",
+"...issues of "Janus".)The Lady is...")."""
 """A piece ending in an initial or a dotted abbreviation: "J.", "U.S.", "D.C.", "U. S."."""
 
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 from grounded_rag.types import Claim
 from grounded_rag.verification import asked
-from grounded_rag.verification.yes_lead import already_led, quoted_sentences
+from grounded_rag.verification.yes_lead import BOTH, already_led, quoted_sentences
 
 _SAME = re.compile(
     r"\b(?:the\s+)?same\s+(country|nationality|nationalities|continent|family|genus|year)\b"
@@ -229,7 +229,11 @@ def same_value_lead(question: str, statements: Sequence[Claim]) -> str | None:
     return "Yes" if same != different else "No"
 
 
-_BOTH = re.compile(r"\bboth\b", re.I)
+_WORD = re.compile(r"[A-Za-z]+")
+_COUNTRY_ONLY = frozenset(
+    "is are was were do does did and both in the from located based situated headquartered "
+    "published born".split())
+"""Words of a both-question that ask the country and nothing more."""
 
 
 def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
@@ -239,7 +243,7 @@ def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
     China?") and each thing's quote gives that country alone.
     """
     question = unicodedata.normalize("NFKC", question).strip()
-    if not _BOTH.search(question) or already_led(statements) or _NEGATION.search(question):
+    if not BOTH.search(question) or already_led(statements) or _NEGATION.search(question):
         return None
     groups = _own_words(asked.compared_things(question))
     if len(groups) != 2 or not all(groups):
@@ -262,10 +266,3 @@ def both_country_lead(question: str, statements: Sequence[Claim]) -> str | None:
             {w.lower() for w in _WORD.findall(without_countries(rest))} - _COUNTRY_ONLY):
         return "Yes"
     return None
-
-
-_WORD = re.compile(r"[A-Za-z]+")
-_COUNTRY_ONLY = frozenset(
-    "is are was were do does did and both in the from located based situated headquartered "
-    "published born".split())
-"""Words of a both-question that ask the country and nothing more."""

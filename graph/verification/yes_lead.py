@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from grounded_rag.types import Claim
 from grounded_rag.verification import asked
 
-_BOTH = re.compile(r"\bboth\b", re.I)
+BOTH = re.compile(r"\bboth\b", re.I)
+"""The word that makes a question a both-question."""
 _VALUE_COMPARISON = re.compile(r"\b(?:same|different|similar|differ)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|none|non)\b|n't", re.I)
 _ALREADY = re.compile(r"^\W*(?:yes|no)\b", re.I)
@@ -86,7 +87,7 @@ def already_led(statements: Sequence[Claim]) -> bool:
 def yes_lead(question: str, statements: Sequence[Claim]) -> bool:
     """Whether the verified ``statements`` answer the English both-question with "Yes"."""
     question = unicodedata.normalize("NFKC", question).strip()
-    if not _BOTH.search(question) or _VALUE_COMPARISON.search(question):
+    if not BOTH.search(question) or _VALUE_COMPARISON.search(question):
         return False
     if already_led(statements):
         return False
