@@ -14,7 +14,7 @@ from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import answering_statements, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
-from grounded_rag.verification.answer_language import wrong_language
+from grounded_rag.verification.answer_language import reads_as_chinese, wrong_language
 from grounded_rag.verification.partial import all_pass
 from grounded_rag.verification.same_value import both_country_lead, same_value_lead
 from grounded_rag.verification.yes_lead import yes_lead
@@ -102,7 +102,8 @@ def _earlier_in_other_language(state: State) -> dict[str, Any] | None:
     the rewrite bought nothing and may have changed the facts on the way, while the earlier
     attempt's claims were verified in the sources' language: that attempt is delivered,
     with the flag and an info finding ``earlier_attempt``. A half-translated earlier attempt
-    ("IUPAC naming法") is no better than the last one and is not chosen.
+    ("IUPAC naming法") is no better than the last one and is not chosen, nor is one that reads
+    as Chinese (「…的作曲者是…」: the sources' language is Japanese).
     """
     findings = state.get("findings", [])
     claims = state.get("claims", [])
@@ -113,7 +114,8 @@ def _earlier_in_other_language(state: State) -> dict[str, Any] | None:
         kinds = {f["type"] for f in record["findings"]
                  if f["severity"] in ("critical", "major") or f["type"] == "off_question"}
         if (record["statements"] and kinds == {"answer_language"} and all_pass(record["claims"])
-                and all(wrong_language(s["text"], language) for s in record["statements"])):
+                and all(wrong_language(s["text"], language) and not reads_as_chinese(s["text"])
+                        for s in record["statements"])):
             note: Finding = {
                 "type": "earlier_attempt", "severity": "info", "claim_index": -1,
                 "detail": f"The revisions did not write attempt {record['attempt']} in the "

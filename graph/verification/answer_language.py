@@ -14,13 +14,41 @@ def wrong_language(text: str, language: str) -> bool:
     """Whether a statement is written in another language than ``language`` (``ja``/``en``).
 
     A Japanese statement may name things in Latin letters (X100, USB-C) and an English one may
-    quote a Japanese term: only a statement mostly in the other script counts.
+    quote a Japanese term: only a statement mostly in the other script counts. A statement in
+    Chinese (:func:`reads_as_chinese`) is in neither language.
     """
     if sum(ch.isalpha() for ch in text) < 4:
         return False
     if language == "ja":
-        return not is_japanese_text(text, share=0.2)
+        return not is_japanese_text(text, share=0.2) or reads_as_chinese(text)
     return is_japanese_text(text, share=0.5)
+
+
+# Simplified characters that Japanese never writes (its forms: 這 們 時 対 発 現 問 題 ...).
+_SIMPLIFIED = frozenset("这们么说时对发现问题过还进经动实见长门间关东车马鸟鱼书买卖气电话语认记笔该"
+                        "给让请谢应习历个为从业开无网术产种简")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# 是 as a copula and 的 joining two nouns, outside Japanese words that hold them (是非, 目的)
+_CHINESE_GRAMMAR = re.compile(
+    r"(?<![如国])是(?![非正認々])|(?<![目標端])的(?=[\u3400-\u4dbf\u4e00-\u9fff\u30a0-\u30ff])")
+
+
+def reads_as_chinese(text: str) -> bool:
+    """True when a statement in Han characters reads as Chinese, not Japanese.
+
+    The small local model drifts into Chinese: a simplified character Japanese never writes
+    (「一般的な笔记本の全充電」), or a statement with no kana particle at all held together by
+    是 and 的 (「交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ」). Terms in brackets or
+    quotes are left out. A bare Japanese noun phrase (「国際連合ナミビア独立支援グループ」,
+    「1977年」) has neither.
+    """
+    bare = _ENCLOSED.sub(" ", unicodedata.normalize("NFKC", text))
+    if any(ch in _SIMPLIFIED for ch in bare):
+        return True
+    if _HIRAGANA.search(bare) or len(_HAN.findall(bare)) < 4:
+        return False
+    return len(_CHINESE_GRAMMAR.findall(bare)) >= 2
 
 
 # What may hold a Japanese term in an English statement: brackets and quotation marks.

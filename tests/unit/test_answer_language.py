@@ -21,6 +21,11 @@ QUESTION_JA = "Aurora LX-3でノートパソコンを何時間動かせますか
     ("フル充電でノートパソコンを約9時間動かせます。", "en", True),
     ("Bats (コウモリ) were the answer.", "en", False),  # a quoted Japanese term is fine
     ("USB", "ja", False),  # too short to tell
+    # Chinese is neither language: a simplified character, or 是 / 的 and no kana particle
+    ("一般的な笔记本の全充電は約9時間です。", "ja", True),
+    ("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "ja", True),
+    ("具体的な是正措置は目的地で行う。", "ja", False),  # Japanese words holding 的 and 是
+    ("国際連合ナミビア独立支援グループ", "ja", False),  # a bare noun phrase
 ])
 def test_a_statement_in_the_other_script_is_flagged(text, language, wrong):
     assert wrong_language(text, language) is wrong
@@ -132,4 +137,20 @@ def test_a_half_translated_first_attempt_does_not_replace_the_last():
     out = graph.invoke({"question": "The structural classification of hydrocarbons is the "
                         "basic principle of what?"}, context=Context(max_retries=2))
     assert out["status"] == "answered" and out["answer"].startswith("The structural")
+    assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
+
+
+def test_a_first_attempt_in_chinese_is_not_delivered_for_an_english_question():
+    # The first draft writes Chinese grammar over a Japanese source; the revision is English.
+    source = ev("pt#sec48", "交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。",
+                title="ポルトガル > 音楽")
+    chinese = answer(("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "S1.1"))
+    glued = answer(("The symphony was composed by ジョゼ・ヴィアナ・ダ・モッタ.", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [chinese, glued, glued]})
+    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
+                       context=Context(max_retries=2))
+    assert out["status"] == "answered" and out["answer"].startswith("The symphony")
+    assert "的" not in out["answer"]
     assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
