@@ -102,3 +102,31 @@ def test_without_the_gap_word_a_restating_draft_is_revised():
     graph, model, _, _ = make({"CitedAnswer": [nouns, nouns]}, evidence=(OIL,))
     graph.invoke({"question": OIL_Q}, context=Context(max_retries=1))
     assert len(model.calls_for("CitedAnswer")) == 2
+
+
+ACTS = ev("ops#sec0", "A Life for the Tsar is a patriotic-heroic tragic opera in four acts with "
+                      "an epilogue by Mikhail Glinka. Tosca is an opera in three acts by Giacomo "
+                      "Puccini to an Italian libretto.", title="Operas")
+ACTS_Q = ("A Life for the Tsar is a Russian libretto with four acts, Tosca an Italian libretto "
+          "has how many acts?")
+
+
+def test_an_english_statement_restating_the_question_beside_the_value_is_left_out():
+    restating = answer(("A Life for the Tsar is a Russian libretto with four acts", "ops#sec0"),
+                       ("Tosca an Italian libretto has three acts", "ops#sec0"))
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(ACTS,))
+    out = graph.invoke({"question": ACTS_Q}, context=Context(max_retries=1))
+    assert out["status"] == "answered"
+    assert len(model.calls_for("CitedAnswer")) == 1  # not revised
+    assert out["answer"] == "Tosca an Italian libretto has three acts[1]."
+    assert "partial_answer" in out["flags"]
+
+
+def test_a_value_the_question_already_holds_does_not_show_an_answer():
+    # "four" is the question's own number: nothing beside the restatement answers.
+    restating = answer(("A Life for the Tsar is a Russian libretto with four acts", "ops#sec0"),
+                       ("Tosca has an Italian libretto", "ops#sec0"))
+    graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(ACTS,))
+    out = graph.invoke({"question": ACTS_Q}, context=Context(max_retries=1))
+    assert len(model.calls_for("CitedAnswer")) == 2  # revised as before
+    assert "three" not in out["answer"]
