@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from grounded_rag.state import State
+from grounded_rag.verification.answer_language import reads_as_chinese, wrong_language
 from grounded_rag.verification.partial import all_pass, answering_part, verified_part
 
 
@@ -68,7 +69,9 @@ def route_after_verify(
     the predicate of a yes/no question, the kind of value asked for) is revised while the
     budget lasts, then abstains: true sentences that do not answer are not an answer. A
     statement in another language than the question's (``answer_language``) is revised
-    while the budget lasts, then delivered with the flag. When the budget is spent and some
+    while the budget lasts, then delivered with the flag (or the earlier attempt in the
+    sources' language, :func:`earlier_attempt`); a last draft that reads as Chinese, in
+    neither language, abstains when there is no such attempt. When the budget is spent and some
     statements hold and still answer the question, those are delivered (``keep_verified``,
     :func:`kept_statements`). A revision that repeats the previous draft word for word ends
     the loop as a spent budget does (:func:`_stalled`).
@@ -80,13 +83,49 @@ def route_after_verify(
             if answering_statements(state) is not None:
                 return "finalize_answer"  # the others only restate the question: left out
             return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)
-        if "answer_language" in kinds and _can_retry(state) and not _stalled(state):
-            return "prepare_feedback"  # rewritten in the question's language, else flagged
+        if "answer_language" in kinds:
+            if _can_retry(state) and not _stalled(state):
+                return "prepare_feedback"  # rewritten in the question's language, else flagged
+            if _in_chinese(state) and earlier_attempt(state) is None:
+                return "abstain_answer"  # in neither language, and nothing else held
         return "finalize_answer"
     spent = not _can_retry(state) or _stalled(state)
     if spent and not _has_critical(state) and kept_statements(state):
         return "finalize_answer"
     return "abstain_answer" if _stalled(state) else _retry_or_abstain(state)
+
+
+def earlier_attempt(state: State) -> dict[str, Any] | None:
+    """The first attempt that held in the sources' language, when the last is flagged.
+
+    The last draft is flagged ``answer_language``; None when there is no such attempt. Such
+    an attempt (the sources' own sentences, for instance) was revised only to be rewritten
+    in the question's language. When the revisions end still flagged (the other language,
+    or its words glued into the translation, "mayor of Long野 Prefecture"), the rewrite
+    bought nothing and may have changed the facts on the way, while the earlier
+    attempt's claims were verified in the sources' language. A half-translated earlier
+    attempt ("IUPAC naming法") is no better than the last one and is not chosen, nor is one
+    that reads as Chinese (「…的作曲者是…」: the sources' language is Japanese).
+    """
+    findings = state.get("findings", [])
+    if not any(f["type"] == "answer_language" for f in findings) or not all_pass(
+            state.get("claims", [])):
+        return None
+    language = state.get("language") or "en"
+    for record in state.get("history", []):
+        kinds = {f["type"] for f in record["findings"]
+                 if f["severity"] in ("critical", "major") or f["type"] == "off_question"}
+        if (record["statements"] and kinds == {"answer_language"} and all_pass(record["claims"])
+                and all(wrong_language(s["text"], language) and not reads_as_chinese(s["text"])
+                        for s in record["statements"])):
+            return dict(record)
+    return None
+
+
+def _in_chinese(state: State) -> bool:
+    """Whether a statement of the last draft reads as Chinese (in neither language)."""
+    statements = (state.get("draft") or {"statements": []})["statements"]
+    return any(reads_as_chinese(s["text"]) for s in statements)
 
 
 def kept_statements(state: State) -> list[int] | None:

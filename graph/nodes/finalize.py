@@ -11,10 +11,9 @@ from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_claims, settled
 from grounded_rag.retrieval.loaders import public_url
-from grounded_rag.routing import answering_statements, kept_statements
+from grounded_rag.routing import answering_statements, earlier_attempt, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
-from grounded_rag.verification.answer_language import reads_as_chinese, wrong_language
 from grounded_rag.verification.partial import all_pass
 from grounded_rag.verification.same_value import both_country_lead, same_value_lead
 from grounded_rag.verification.yes_lead import yes_lead
@@ -33,8 +32,13 @@ def finalize_answer(
     claims = state.get("claims", [])
     dropped: list[Claim] = []
     keep = kept_statements(state)
+    restated = False
     if keep is None and all_pass(claims):  # some statements only restate the question
         keep = answering_statements(state)
+        restated = keep is not None
+    if restated and keep is not None:  # the answer left is on the question
+        state = cast(State, {**state, "findings": _restatements_left_out(
+            state.get("findings", []), keep)})
     if keep is not None:  # the revisions are spent, or needless: deliver the part that holds
         statements, claims, dropped = _verified_part(statements, claims, keep)
     answer, sources = _compose(statements, state.get("evidence", []), language)
@@ -58,13 +62,28 @@ def finalize_answer(
         "status": "answered", "answer": answer, "sources": sources, **final,
         **({"draft": state.get("draft")} if earlier is not None else {}),
         **({"findings": [*state.get("findings", []), *extra]}
-           if earlier is not None or extra else {}),
+           if earlier is not None or extra or restated else {}),
         "removed_claims": removed_claims([*state.get("history", []), {"claims": dropped}],
                                          final["claims"]),
         "flags": flags, "verification": verification,
         "checked_claims": state.get("checked_claims", len(final["claims"])),
         "verification_error": "", "warnings": [], "decided_by": "verification",
     }
+
+
+def _restatements_left_out(findings: list[Finding], keep: list[int]) -> list[Finding]:
+    """The ``off_question`` findings of statements left out, as info: the answer is on it.
+
+    They stay visible (what was left out, and why), but neither flag the delivered answer
+    ``off_question`` nor count as an off-question answer delivered.
+    """
+    out: list[Finding] = []
+    for f in findings:
+        if f["type"] == "off_question" and f["claim_index"] >= 0 and f["claim_index"] not in keep:
+            f = {"type": "restatement_left_out", "severity": "info", "claim_index": -1,
+                 "detail": f"Left out of the answer: {f['detail']}"}
+        out.append(f)
+    return out
 
 
 def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, list[Finding]]:
@@ -95,35 +114,20 @@ def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, lis
 def _earlier_in_other_language(state: State) -> dict[str, Any] | None:
     """The first attempt that held, written in the source's language, if the last is flagged.
 
-    None when there is none. Such an attempt (every statement wholly in the other language:
-    the sources' own sentences, for instance) was revised only to be rewritten in the
-    question's language. When the revisions end still flagged (``answer_language``: the
-    other language, or its words glued into the translation, "mayor of Long野 Prefecture"),
-    the rewrite bought nothing and may have changed the facts on the way, while the earlier
-    attempt's claims were verified in the sources' language: that attempt is delivered,
-    with the flag and an info finding ``earlier_attempt``. A half-translated earlier attempt
-    ("IUPAC naming法") is no better than the last one and is not chosen, nor is one that reads
-    as Chinese (「…的作曲者是…」: the sources' language is Japanese).
+    None when there is none (:func:`grounded_rag.routing.earlier_attempt`). The revisions
+    only had to rewrite it in the question's language and did not: it is delivered, with the
+    flag and an info finding ``earlier_attempt``.
     """
-    findings = state.get("findings", [])
-    claims = state.get("claims", [])
-    if not any(f["type"] == "answer_language" for f in findings) or not all_pass(claims):
+    record = earlier_attempt(state)
+    if record is None:
         return None
-    language = lang(state)
-    for record in state.get("history", []):
-        kinds = {f["type"] for f in record["findings"]
-                 if f["severity"] in ("critical", "major") or f["type"] == "off_question"}
-        if (record["statements"] and kinds == {"answer_language"} and all_pass(record["claims"])
-                and all(wrong_language(s["text"], language) and not reads_as_chinese(s["text"])
-                        for s in record["statements"])):
-            note: Finding = {
-                "type": "earlier_attempt", "severity": "info", "claim_index": -1,
-                "detail": f"The revisions did not write attempt {record['attempt']} in the "
-                          "question's language; that attempt, verified in the sources' "
-                          "language, is delivered."}
-            return {"draft": {"answerable": True, "statements": record["statements"]},
-                    "claims": record["claims"], "findings": [*record["findings"], note]}
-    return None
+    note: Finding = {
+        "type": "earlier_attempt", "severity": "info", "claim_index": -1,
+        "detail": f"The revisions did not write attempt {record['attempt']} in the "
+                  "question's language; that attempt, verified in the sources' "
+                  "language, is delivered."}
+    return {"draft": {"answerable": True, "statements": record["statements"]},
+            "claims": record["claims"], "findings": [*record["findings"], note]}
 
 
 def _verified_part(statements: list[Claim], claims: list[Claim], keep: list[int]

@@ -154,3 +154,24 @@ def test_a_first_attempt_in_chinese_is_not_delivered_for_an_english_question():
     assert out["status"] == "answered" and out["answer"].startswith("The symphony")
     assert "的" not in out["answer"]
     assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
+
+
+def test_an_answer_only_in_chinese_is_not_delivered():
+    # Every attempt writes Chinese grammar: no language the user reads, nothing to fall back on.
+    source = ev("pt#sec48", "交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。",
+                title="ポルトガル > 音楽")
+    chinese = answer(("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [chinese, chinese]})
+    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
+                       context=Context(max_retries=1))
+    assert out["status"] == "abstained" and "answer_language" in out["flags"]
+    # A Japanese answer to an English question is still delivered, flagged, as before.
+    japanese = answer(("交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。", "S1.1"))
+    model = ScriptedChatModel(script={"CitedAnswer": [japanese, japanese]})
+    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
+                       context=Context(max_retries=1))
+    assert out["status"] == "answered" and "answer_language" in out["flags"]

@@ -120,6 +120,9 @@ def test_an_english_statement_restating_the_question_beside_the_value_is_left_ou
     assert len(model.calls_for("CitedAnswer")) == 1  # not revised
     assert out["answer"] == "Tosca an Italian libretto has three acts[1]."
     assert "partial_answer" in out["flags"]
+    # what was left out stays visible, without calling the answer off the question
+    assert "off_question" not in out["flags"]
+    assert [f["type"] for f in out["findings"]] == ["restatement_left_out"]
 
 
 def test_a_value_the_question_already_holds_does_not_show_an_answer():
