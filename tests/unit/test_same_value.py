@@ -80,12 +80,18 @@ def test_no_lead_unless_each_quote_gives_one_value():
     assert lead("Are Lysichiton and Ageratum both genera?", FAMILIES) is None
 
 
-def test_the_answer_opens_with_no_and_says_why():
-    docs = (ev("lys#0", FAMILIES[0], title="Lysichiton"),
-            ev("age#0", FAMILIES[1], title="Ageratum"))
-    draft = answer((FAMILIES[0], "lys#0"), (FAMILIES[1], "age#0"))
+def _answer_two(question: str, texts: list[str], titles: list[str]) -> dict:
+    """The graph's answer to ``question`` from a draft quoting one sentence of each title."""
+    docs = tuple(ev(f"d{i}#0", text, title=title)
+                 for i, (text, title) in enumerate(zip(texts, titles, strict=True)))
+    draft = answer(*((text, f"d{i}#0") for i, text in enumerate(texts)))
     graph, _, _, _ = make({"CitedAnswer": [draft]}, evidence=docs)
-    out = graph.invoke({"question": "Are Lysichiton and Ageratum in the same family?"})
+    return graph.invoke({"question": question})
+
+
+def test_the_answer_opens_with_no_and_says_why():
+    out = _answer_two("Are Lysichiton and Ageratum in the same family?", FAMILIES,
+                      ["Lysichiton", "Ageratum"])
     assert out["status"] == "answered"
     assert out["answer"].startswith("No. Lysichiton is a genus")
     assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
@@ -151,11 +157,9 @@ def test_no_for_a_both_question_asking_a_country_a_quote_gives_otherwise():
 
 
 def test_the_both_question_answer_opens_with_no():
-    texts = ["Kasabian is an English rock band.", "Jawbox was an American band."]
-    docs = (ev("kas#0", texts[0], title="Kasabian"), ev("jaw#0", texts[1], title="Jawbox"))
-    graph, _, _, _ = make({"CitedAnswer": [answer((texts[0], "kas#0"), (texts[1], "jaw#0"))]},
-                          evidence=docs)
-    out = graph.invoke({"question": "Are Kasabian and Jawbox both from England?"})
+    out = _answer_two("Are Kasabian and Jawbox both from England?",
+                      ["Kasabian is an English rock band.", "Jawbox was an American band."],
+                      ["Kasabian", "Jawbox"])
     assert out["status"] == "answered"
     assert out["answer"].startswith("No. Kasabian is an English rock band")
     assert [f["type"] for f in out["findings"]] == ["same_value_lead"]
@@ -180,12 +184,11 @@ def test_yes_only_where_the_question_asks_the_country_alone():
 
 
 def test_the_both_question_answer_opens_with_yes():
-    texts = ["Langzhong is a county-level city in northeastern Sichuan, China.",
-             "Fuling is a district in the geographical center of Chongqing Municipality, China."]
-    docs = (ev("lan#0", texts[0], title="Langzhong"), ev("ful#0", texts[1], title="Fuling"))
-    graph, _, _, _ = make({"CitedAnswer": [answer((texts[0], "lan#0"), (texts[1], "ful#0"))]},
-                          evidence=docs)
-    out = graph.invoke({"question": "Are both Langzhong and Fuling District located in China?"})
+    out = _answer_two(
+        "Are both Langzhong and Fuling District located in China?",
+        ["Langzhong is a county-level city in northeastern Sichuan, China.",
+         "Fuling is a district in the geographical center of Chongqing Municipality, China."],
+        ["Langzhong", "Fuling"])
     assert out["status"] == "answered"
     assert out["answer"].startswith("Yes. Langzhong is a county-level city")
     assert "the country asked" in out["findings"][0]["detail"]
