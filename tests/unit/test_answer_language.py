@@ -140,17 +140,25 @@ def test_a_half_translated_first_attempt_does_not_replace_the_last():
     assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
 
 
+SYMPHONY = ev("pt#sec48", "交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。",
+              title="ポルトガル > 音楽")
+QUESTION_SYMPHONY = "Who composed the symphony \"À Pátria\"?"
+CHINESE = answer(("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "S1.1"))
+
+
+def _ask_symphony(drafts: list, max_retries: int) -> dict:
+    """The graph's answer to the symphony question when the model writes ``drafts``."""
+    model = ScriptedChatModel(script={"CitedAnswer": drafts})
+    graph = build_graph(retriever=StaticRetriever([SYMPHONY]), generator=model,
+                        extractor="rules", verifier=ScriptedVerifier())
+    return graph.invoke({"question": QUESTION_SYMPHONY},
+                        context=Context(max_retries=max_retries))
+
+
 def test_a_first_attempt_in_chinese_is_not_delivered_for_an_english_question():
     # The first draft writes Chinese grammar over a Japanese source; the revision is English.
-    source = ev("pt#sec48", "交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。",
-                title="ポルトガル > 音楽")
-    chinese = answer(("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "S1.1"))
     glued = answer(("The symphony was composed by ジョゼ・ヴィアナ・ダ・モッタ.", "S1.1"))
-    model = ScriptedChatModel(script={"CitedAnswer": [chinese, glued, glued]})
-    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
-                        extractor="rules", verifier=ScriptedVerifier())
-    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
-                       context=Context(max_retries=2))
+    out = _ask_symphony([CHINESE, glued, glued], max_retries=2)
     assert out["status"] == "answered" and out["answer"].startswith("The symphony")
     assert "的" not in out["answer"]
     assert "earlier_attempt" not in [f["type"] for f in out["findings"]]
@@ -158,20 +166,9 @@ def test_a_first_attempt_in_chinese_is_not_delivered_for_an_english_question():
 
 def test_an_answer_only_in_chinese_is_not_delivered():
     # Every attempt writes Chinese grammar: no language the user reads, nothing to fall back on.
-    source = ev("pt#sec48", "交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。",
-                title="ポルトガル > 音楽")
-    chinese = answer(("交響曲『祖国』的作曲者是ジョゼ・ヴィアナ・ダ・モッタ", "S1.1"))
-    model = ScriptedChatModel(script={"CitedAnswer": [chinese, chinese]})
-    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
-                        extractor="rules", verifier=ScriptedVerifier())
-    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
-                       context=Context(max_retries=1))
+    out = _ask_symphony([CHINESE, CHINESE], max_retries=1)
     assert out["status"] == "abstained" and "answer_language" in out["flags"]
     # A Japanese answer to an English question is still delivered, flagged, as before.
-    japanese = answer(("交響曲『祖国』はジョゼ・ヴィアナ・ダ・モッタが作曲した。", "S1.1"))
-    model = ScriptedChatModel(script={"CitedAnswer": [japanese, japanese]})
-    graph = build_graph(retriever=StaticRetriever([source]), generator=model,
-                        extractor="rules", verifier=ScriptedVerifier())
-    out = graph.invoke({"question": "Who composed the symphony \"À Pátria\"?"},
-                       context=Context(max_retries=1))
+    japanese = answer((SYMPHONY["text"], "S1.1"))
+    out = _ask_symphony([japanese, japanese], max_retries=1)
     assert out["status"] == "answered" and "answer_language" in out["flags"]
