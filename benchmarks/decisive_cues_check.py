@@ -3,8 +3,8 @@
 Three cues decide a claim before any model call (``grounded_rag.verification``). Japanese:
 ``role_swap`` (``roles.py``: the claim swaps who acts on whom, decided *contradicted*) and
 ``hedged`` (``hedges.py``: the claim copies a clause the evidence only hedges, reports or
-makes conditional, decided *neutral*). English: ``subject_swap`` (``subjects.py``: the claim
-says of one named thing what the evidence says of another, decided *contradicted*). A
+makes conditional, decided *neutral*). Both languages: ``subject_swap`` (``subjects.py``: the
+claim says of one named thing what the evidence says of another, decided *contradicted*). A
 decisive cue must almost never fire on supported claims; this prints, for every verify set
 in ``../shared/eval`` (or ``$GROUNDED_RAG_EVAL_DIR``), how many claims of each gold label each
 cue of the claim's language fires on, through the product's own path (``check_claim``).
@@ -28,7 +28,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged", "value_binding"),
+KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged", "value_binding", "subject_swap"),
                      "en": ("subject_swap", "value_binding")}
 KINDS = ("role_swap", "hedged")
 """The Japanese cues, which ``--judged`` switches off on JaNLI."""

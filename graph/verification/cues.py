@@ -37,7 +37,7 @@ from grounded_rag.verification.evidence import (
 from grounded_rag.verification.hedges import hedged_clause
 from grounded_rag.verification.roles import role_swap
 from grounded_rag.verification.romaji import proper_names, unread_names
-from grounded_rag.verification.subjects import swapped_subject
+from grounded_rag.verification.subjects import swapped_subject, swapped_subject_ja
 from grounded_rag.verification.tax import GLOSS as TAX_GLOSS
 from grounded_rag.verification.tax import tax_mismatch
 from grounded_rag.verification.values import (
@@ -349,7 +349,8 @@ def check_claim(
         decisive.append(Cue("country_mismatch", True, cl_country, ev_country, sentence,
                             msg["country_mismatch"].format(ev=ev_country, cl=cl_country,
                                                            sentence=sentence)))
-    swapped = swapped_subject(claim, sentences) if lang != "ja" else None
+    swapped = (swapped_subject(claim, sentences) if lang != "ja"
+               else swapped_subject_ja(claim, sentences))
     if swapped is not None:
         sentence, cl_name, ev_name = swapped
         decisive.append(Cue("subject_swap", True, cl_name, ev_name, sentence,

@@ -24,6 +24,7 @@ from grounded_rag.verification import asked, counts
 from grounded_rag.verification.evidence import key_tokens, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
 from grounded_rag.verification.restates import restates_itself
+from grounded_rag.verification.subjects import topic_uncited
 
 Kind = Literal["number", "date"]
 
@@ -202,6 +203,8 @@ def off_question_findings(
     - When a yes/no question's predicate (``asked.asked_terms``: its content words less
       its subject and the evidence's document titles) is not addressed by the statements and
       their quotes together, no statement answers it.
+    - When a Japanese question names what it asks about (「速水 堅曹は…」) and no passage the
+      answer cites names it (``subjects.topic_uncited``), the answer speaks of something else.
     - When the question sets a condition (``asked.condition_terms``: "if ...", 「…場合」) and
       no statement or quote names any word of it, the answer is about another case.
 
@@ -230,6 +233,7 @@ def off_question_findings(
     found = gap_fillers(question, evidence)
     fillers = [f for f, _ in found] if restating else []
     unwritten = gap_unwritten([s["text"] for s in statements], found)
+    uncited = topic_uncited(question, statements, evidence)
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
@@ -248,6 +252,8 @@ def off_question_findings(
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif unwritten:
             reason = texts.OFF_QUESTION_REASONS[lang]["gap"].format(filler=unwritten)
+        elif uncited:
+            reason = texts.OFF_QUESTION_REASONS[lang]["topic"].format(topic=uncited)
         elif missing and kind is not None:
             reason = texts.OFF_QUESTION_REASONS[lang][kind]
         elif no_count:

@@ -14,15 +14,30 @@ compare two things). This check reports a claim whose sentence
   sentence that says she is Stefani Germanotta).
 
 A pronoun or a description ("He", "The city") opening S is never M: who it refers to is
-left to the judge. Only Latin-script names are read; Japanese claims go to the other cues.
+left to the judge.
+
+Japanese claims get the same rule (:func:`swapped_subject_ja`) with the topic or subject
+that opens a sentence (「速水堅曹は…」「工女たちが…」) as its name: a NoMIRACL answer
+「速水 堅曹はフランスから製糸技術を学んだ」 stitched 速水堅曹 (named in another passage) onto
+「工女たちは…フランス人教婦たちから製糸技術を学び」, and the judge called it supported (0.49).
+There the name is a run of kanji, katakana or Latin letters (with たち / ら) before は or が;
+a pronoun-like or time word (彼, 同社, 現在, 当時…) is never one, and the predicate is compared
+by its kanji and katakana bigrams (``key_tokens``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
-from grounded_rag.verification.evidence import STOP_WORDS, content_tokens, is_japanese, normalize
+from grounded_rag.verification.evidence import (
+    STOP_WORDS,
+    content_tokens,
+    is_japanese,
+    key_tokens,
+    normalize,
+)
 
 PREDICATE_COVER = 0.85
 """Share of the predicate's content words the evidence sentence must hold."""
@@ -145,3 +160,113 @@ def swapped_subject(claim: str, sentences: Sequence[str]) -> tuple[str, str, str
     if any(re.search(rf"\b{re.escape(w)}\b", t) for t in naming for w in theirs - own):
         return None  # a sentence names both: perhaps two names of one thing
     return pieces[best].strip(), name, other
+
+
+_JA_TOPIC = re.compile(
+    r"^[「『]?(?P<name>[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ffA-Za-z0-9・ー ]{2,30}?"
+    r"(?:たち|ら)?)[」』]?(?:は|が)(?!ら)")
+"""A sentence opening with a name and its topic or subject particle (not 「…では」「…には」:
+those end in で / に, outside the name's characters)."""
+_JA_NOT_NAMES = re.compile(
+    r"^(?:彼|彼女|彼ら|同|当|本|其|此|現在|当初|当時|今日|今回|以前|以後|以降|近年|最近|一方|実際|本来|"
+    r"特に|後に|戦後|戦前|翌年|同年|前年|晩年|その後|これ|それ|あれ|[0-9一二三四五六七八九十]+年)")
+"""Openers that refer back or set a time: who they mean is left to the judge."""
+MIN_JA_PREDICATE = 4
+"""Least kanji / katakana bigrams a Japanese predicate must hold to say whose it is."""
+
+
+def _ja_topic(sentence: str) -> tuple[str, str]:
+    """``(name, rest)`` of a Japanese sentence that opens with ``NAME は / が``; else ("", "")."""
+    m = _JA_TOPIC.match(sentence)
+    if m is None:
+        return "", ""
+    name = m.group("name").strip()
+    if _JA_NOT_NAMES.match(name) or not key_tokens(name):
+        return "", ""
+    return name, sentence[m.end():]
+
+
+def _same_head(a: str, b: str) -> bool:
+    """True when two Japanese noun phrases end in the same character (their head noun)."""
+    a, b = (re.sub(r"(?:たち|ら)$", "", x.replace(" ", "")) for x in (a, b))
+    return bool(a and b) and (a[-1] == b[-1] or a in b or b in a)
+
+
+def swapped_subject_ja(claim: str, sentences: Sequence[str]) -> tuple[str, str, str] | None:
+    """:func:`swapped_subject` for a Japanese claim (see the module docstring)."""
+    claim_n = normalize(claim).strip()
+    name, rest = _ja_topic(claim_n)
+    predicate = key_tokens(rest)
+    if not name or len(predicate) < MIN_JA_PREDICATE:
+        return None
+    own = key_tokens(name)
+    normalized = [normalize(s).strip() for s in sentences]
+    cover, best = max((len(predicate & key_tokens(s)) / len(predicate), i)
+                      for i, s in enumerate(normalized))
+    if cover < PREDICATE_COVER:
+        return None
+    sentence = normalized[best]
+    other, _ = _ja_topic(sentence)
+    theirs = key_tokens(other)
+    if not other or not (own - theirs) or not (theirs - own):
+        return None
+    if _same_head(name, other):
+        return None  # 「党は」 for 日本共産党, 「製糸場は」 for 富岡製糸場: a description of it
+    if own & key_tokens(sentence):
+        return None  # the sentence names the claim's subject too (or part of its name)
+    naming = [key_tokens(s) for i, s in enumerate(normalized) if i != best]
+    naming = [t for t in naming if own <= t]
+    if not naming:
+        return None  # the claim's subject is nothing else the evidence talks about
+    if any(theirs & t for t in naming):
+        return None  # a sentence names both: perhaps two names of one thing
+    return sentences[best].strip(), name, other
+
+
+_WH_KANJI = re.compile(r"[何誰]")
+MIN_TOPIC_CHARS = 4
+"""A shorter topic (母親, 人間, 出身地) is a common noun that sources write other ways."""
+
+
+def question_topic(question: str) -> str:
+    """The name a Japanese question is about (「速水 堅曹は…」), or "" (see :func:`_ja_topic`)."""
+    text = normalize(question).strip()
+    if not is_japanese(text):
+        return ""
+    name, _ = _ja_topic(text)
+    if _WH_KANJI.search(name) or len(name.replace(" ", "")) < MIN_TOPIC_CHARS:
+        return ""
+    return name
+
+
+def topic_uncited(question: str, statements: Sequence[Any], evidence: Sequence[Any]) -> str:
+    """The question's topic when nothing the answer cites names it; else "".
+
+    "日本野球連盟はいつ設立された？" answered "1947年" from a passage on another league, or
+    "速水 堅曹はどこで製糸技術を学んだ？" answered with a sentence about the mill's workers from
+    a passage that never names him: the answer speaks of something else. Named means written
+    as is (spaces and middle dots aside) in a cited passage (title and text) or quote:
+    「メモリー半導体」 does not name 「半導体メモリー」.
+    Only Japanese passages are read: an English source spells the name its own way.
+    """
+    topic = question_topic(question)
+    if not topic or not statements:
+        return ""
+    by_id = {str(e.get("source_id", "")): e for e in evidence}
+    texts: list[str] = []
+    for statement in statements:
+        for c in statement.get("citations", []):
+            texts.append(c.get("quote", ""))
+            e = by_id.get(str(c.get("source_id", "")))
+            if e is not None:
+                texts.append(f"{e.get('title', '')} {e.get('text', '')}")
+    passages = [t for t in texts if t.strip()]
+    if not passages or not all(is_japanese(t) for t in passages):
+        return ""
+    own = _compact(topic)
+    return "" if any(own in _compact(t) for t in passages) else topic
+
+
+def _compact(text: str) -> str:
+    """NFKC, lower case, without spaces and middle dots: 「速水 堅曹」 is 「速水堅曹」."""
+    return re.sub(r"[\s・･]", "", normalize(text).lower())

@@ -1,7 +1,11 @@
 """A claim that says of one named thing what the evidence says of another is contradicted."""
 
 from grounded_rag.verification.cues import check_claim
-from grounded_rag.verification.subjects import leading_name, swapped_subject
+from grounded_rag.verification.subjects import (
+    leading_name,
+    swapped_subject,
+    swapped_subject_ja,
+)
 
 # A small-corpus comparison question's collection: two paragraphs run together, as given.
 UNIVERSITIES = (
@@ -62,3 +66,42 @@ def test_a_pronoun_or_a_headline_noun_is_no_name():
     assert leading_name("Originally, the band played") == ("", "Originally, the band played")
     assert leading_name("St. Louis Cardinals won")[0] == ""
     assert leading_name("Columbia University (Columbia; officially")[0] == "Columbia University"
+
+
+# Two passages of a small collection: what the weavers learned, and who the founder was.
+WEAVERS = [
+    "職人たちはフランスから招いた技師たちから織物の技術を学び、数年後には各地の工場で"
+    "指導に当たった。工場は1875年に操業を始めた。",
+    "山田 太郎は前橋で最初の織物工場を開いた実業家である。のちに東京の商社の社長を務めた。",
+]
+
+
+def test_a_japanese_claim_that_stitches_one_subject_onto_anothers_predicate():
+    claim = "山田 太郎はフランスから織物の技術を学んだ"
+    report = check_claim(claim, WEAVERS, language="ja",
+                         question="山田 太郎はどこで織物の技術を学んだ？")
+    assert report.decided == "contradicted"
+    cue = next(c for c in report.cues if c.kind == "subject_swap")
+    assert (cue.claim_text, cue.evidence_text) == ("山田 太郎", "職人たち")
+    assert "職人たち" in report.reason
+
+
+def test_a_japanese_claim_about_the_right_subject_or_a_description_of_it_is_left_alone():
+    sentences = [s for text in WEAVERS for s in text.split("。") if s]
+    # the sentence's own subject
+    assert swapped_subject_ja("職人たちはフランスから織物の技術を学んだ", sentences) is None
+    # a pronoun, a reference back, a time word: who they mean is the judge's to read
+    for opener in ("彼は", "同氏は", "当時は"):
+        other = [opener + "フランスから招いた技師たちから織物の技術を学んだ。", WEAVERS[1]]
+        assert swapped_subject_ja("山田 太郎はフランスから織物の技術を学んだ", other) is None
+    # the same head noun: 「党は」 describes 市民改革党
+    party = ["党は政党助成金の受け取りを拒否している唯一の党である。",
+             "市民改革党は1990年に結成された。"]
+    assert swapped_subject_ja("市民改革党は政党助成金の受け取りを拒否している", party) is None
+    # a sentence that names both: perhaps two names of one person
+    both = [WEAVERS[0], "山田 太郎は職人たちを率いた。"]
+    assert swapped_subject_ja("山田 太郎はフランスから織物の技術を学んだ", both) is None
+    # the claim's subject is named nowhere else: nothing says whose it is
+    assert swapped_subject_ja("山田 太郎はフランスから織物の技術を学んだ", [WEAVERS[0]]) is None
+    # too short a predicate to say whose it is
+    assert swapped_subject_ja("山田 太郎は学んだ", sentences) is None
