@@ -201,8 +201,8 @@ def swapped_subject_ja(claim: str, sentences: Sequence[str]) -> tuple[str, str, 
         return None
     own = key_tokens(name)
     normalized = [normalize(s).strip() for s in sentences]
-    cover, best = max((len(predicate & key_tokens(s)) / len(predicate), i)
-                      for i, s in enumerate(normalized))
+    tokens = [key_tokens(s) for s in normalized]
+    cover, best = max((len(predicate & t) / len(predicate), i) for i, t in enumerate(tokens))
     if cover < PREDICATE_COVER:
         return None
     sentence = normalized[best]
@@ -212,10 +212,9 @@ def swapped_subject_ja(claim: str, sentences: Sequence[str]) -> tuple[str, str, 
         return None
     if _same_head(name, other):
         return None  # 「党は」 for 日本共産党, 「製糸場は」 for 富岡製糸場: a description of it
-    if own & key_tokens(sentence):
+    if own & tokens[best]:
         return None  # the sentence names the claim's subject too (or part of its name)
-    naming = [key_tokens(s) for i, s in enumerate(normalized) if i != best]
-    naming = [t for t in naming if own <= t]
+    naming = [t for i, t in enumerate(tokens) if i != best and own <= t]
     if not naming:
         return None  # the claim's subject is nothing else the evidence talks about
     if any(theirs & t for t in naming):
