@@ -1,10 +1,13 @@
 """How often the word-order decisive cues fire, per set and gold label (no model; ~3 minutes).
 
-Three cues decide a claim before any model call (``grounded_rag.verification``). Japanese:
+These cues decide a claim before any model call (``grounded_rag.verification``). Japanese:
 ``role_swap`` (``roles.py``: the claim swaps who acts on whom, decided *contradicted*) and
 ``hedged`` (``hedges.py``: the claim copies a clause the evidence only hedges, reports or
 makes conditional, decided *neutral*). Both languages: ``subject_swap`` (``subjects.py``: the
-claim says of one named thing what the evidence says of another, decided *contradicted*). A
+claim says of one named thing what the evidence says of another, decided *contradicted*).
+English: ``kin_relation`` (``kin.py``: the claim gives two people another family relation
+than the evidence does, decided *contradicted*; HaluEval's claims are short answers, so it
+has nothing to read there, and its real screen is ``benchmarks/kin_check.py``). A
 decisive cue must almost never fire on supported claims; this prints, for every verify set
 in ``../shared/eval`` (or ``$GROUNDED_RAG_EVAL_DIR``), how many claims of each gold label each
 cue of the claim's language fires on, through the product's own path (``check_claim``).
@@ -29,7 +32,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 KINDS_BY_LANGUAGE = {"ja": ("role_swap", "hedged", "value_binding", "subject_swap"),
-                     "en": ("subject_swap", "value_binding")}
+                     "en": ("subject_swap", "value_binding", "kin_relation")}
 KINDS = ("role_swap", "hedged")
 """The Japanese cues, which ``--judged`` switches off on JaNLI."""
 SETS = "janli,jnli,jsick,jhars,halueval_qa,halueval_summarization,expertqa,scifact"

@@ -35,6 +35,7 @@ OFF_QUESTION_REASONS = {
            "asks": "it is a question, not an answer",
            "gap": "the source writes {filler} for what the question asks",
            "topic": "the sources it cites never name {topic}, what the question asks about",
+           "source": "the passages it cites are not about the question",
            "number": "it gives no number", "date": "it gives no date",
            "count": "its only figures are dates, not the count asked for"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
@@ -42,6 +43,7 @@ OFF_QUESTION_REASONS = {
            "asks": "答えではなく問いになっています",
            "gap": "資料で質問の尋ねている語にあたるのは「{filler}」です",
            "topic": "出典の資料は質問の対象である「{topic}」について述べていません",
+           "source": "出典の資料は質問の内容について述べたものではありません",
            "number": "数値がありません", "date": "日付がありません",
            "count": "数値は日付だけで、問われている数がありません"},
 }

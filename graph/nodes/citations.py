@@ -8,11 +8,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from grounded_rag.context import Context
+from grounded_rag.lang import detect_language
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
 from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
+from grounded_rag.verification.gated_sources import below_gate_statements, source_findings
 from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
 from grounded_rag.verification.other_case import other_case_statements
 
@@ -33,15 +35,20 @@ def check_citations(
     draft = state.get("draft") or {"answerable": False, "statements": []}
     evidence = state.get("evidence", [])
     with timed("check_citations", timings):
-        kept, dropped, elsewhere = list(draft["statements"]), [], []
+        kept, dropped, elsewhere, ungated = list(draft["statements"]), [], [], []
+        question = state.get("question", "")
+        asked = detect_language(question)
         if "human_edited" not in state.get("flags", []):
-            question = state.get("question", "")
             unrelated = set(unrelated_statements(question, kept))
             dropped = [s for i, s in enumerate(kept) if i in unrelated]
             kept = [s for i, s in enumerate(kept) if i not in unrelated]
             other = set(other_case_statements(question, kept))
             elsewhere = [s for i, s in enumerate(kept) if i in other]
             kept = [s for i, s in enumerate(kept) if i not in other]
+            gated = set(below_gate_statements(kept, evidence, asked, settings.abstain_threshold))
+            if len(gated) < len(kept):  # when all are, they are sent back (below)
+                ungated = [s for i, s in enumerate(kept) if i in gated]
+                kept = [s for i, s in enumerate(kept) if i not in gated]
         statements, findings = check_statement_citations(
             kept, evidence, threshold=settings.quote_match_threshold,
         )
@@ -51,9 +58,14 @@ def check_citations(
         findings += [{"type": "other_case_statement", "severity": "info", "claim_index": -1,
                       "detail": f"Dropped a statement about other cases than the one asked, "
                                 f"beside one that answers it: {s['text']!r}"} for s in elsewhere]
+        findings += [{"type": "unrelated_source", "severity": "info", "claim_index": -1,
+                      "detail": f"Dropped a statement whose sources are not about the "
+                                f"question (below the relevance gate): {s['text']!r}"}
+                     for s in ungated]
         if "human_edited" not in state.get("flags", []):
-            findings += off_question_findings(state.get("question", ""), statements,
-                                              evidence, language)
+            findings += off_question_findings(question, statements, evidence, language)
+            findings += source_findings(statements, evidence, asked, settings.abstain_threshold,
+                                        language)
             findings += language_findings(statements, language)
     return {"draft": {**draft, "statements": statements}, "citation_findings": findings,
             "timings_ms": timings}

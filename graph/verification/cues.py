@@ -35,6 +35,7 @@ from grounded_rag.verification.evidence import (
     split_sentences,
 )
 from grounded_rag.verification.hedges import hedged_clause
+from grounded_rag.verification.kin import wrong_relation
 from grounded_rag.verification.roles import role_swap
 from grounded_rag.verification.romaji import proper_names, unread_names
 from grounded_rag.verification.subjects import swapped_subject, swapped_subject_ja
@@ -66,6 +67,7 @@ CueKind = Literal[
     "hedged",
     "tax_mismatch",
     "subject_swap",
+    "kin_relation",
     "decade_only",
     "day_unstated",
     "value_binding",
@@ -349,13 +351,13 @@ def check_claim(
         decisive.append(Cue("country_mismatch", True, cl_country, ev_country, sentence,
                             msg["country_mismatch"].format(ev=ev_country, cl=cl_country,
                                                            sentence=sentence)))
-    swapped = (swapped_subject(claim, sentences) if lang != "ja"
-               else swapped_subject_ja(claim, sentences))
-    if swapped is not None:
-        sentence, cl_name, ev_name = swapped
-        decisive.append(Cue("subject_swap", True, cl_name, ev_name, sentence,
-                            msg["subject_swap"].format(ev=ev_name, cl=cl_name,
-                                                       sentence=sentence)))
+    found_by: dict[CueKind, tuple[str, str, str] | None] = {  # whose statement; which kin
+        "subject_swap": swapped_subject(claim, sentences) if lang != "ja"
+        else swapped_subject_ja(claim, sentences),
+        "kin_relation": wrong_relation(claim, sentences) if lang != "ja" else None}
+    for kind, (sentence, cl_name, ev_name) in ((k, f) for k, f in found_by.items() if f):
+        decisive.append(Cue(kind, True, cl_name, ev_name, sentence,
+                            msg[kind].format(ev=ev_name, cl=cl_name, sentence=sentence)))
     bound = misbound_value(claim, sentences, xlang=xlang) if not decisive else None
     if bound is not None:
         ev, case = "、".join(bound.value_cases), "、".join(bound.claim_cases)

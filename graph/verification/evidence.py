@@ -128,6 +128,30 @@ def _in_name(text: str, start: int, i: int, j: int) -> bool:
             and after.isalpha() and after.lower() not in _OPENERS)
 
 
+def _run_together(text: str, start: int, i: int, j: int) -> bool:
+    """True when the "." at ``i`` ends a sentence that the source ran into the next one.
+
+    "…family Cistaceae.Chimonobambusa is a genus…", "…issues of "Janus".)The Lady is…": a
+    lower-case letter or a digit (or a closing quote or bracket) before the stop, a
+    capitalised word right after it (closers skipped), and no abbreviation or initial
+    ("St.Louis", "U.S.A"). "ASP.NET", "Node.js" and "iOS.iPhone" stay one word.
+    """
+    before = text[i - 1] if i > 0 else ""
+    if not (before.islower() or before.isdigit() or (before and before in _CLOSERS)):
+        return False
+    if j + 1 >= len(text) or not (text[j].isupper() and text[j + 1].islower()):
+        return False
+    if _DOMAIN.match(text, j):  # "www.Example.com"
+        return False
+    return not (_ABBREV.search(text[start : i + 1]) or _SHORT_ABBREV.search(text[start : i + 1])
+                or _after_initials(text, start, i, j))
+
+
+_DOMAIN = re.compile(r"[A-Za-z0-9\-]+\.[a-z]{2,}\b")
+_SHORT_ABBREV = re.compile(r"(?:^|[^A-Za-z])(?:St|Mt|Ft|Jr|Sr|[A-Za-z])\.$")
+"""Abbreviations that a glued capitalised word may follow ("St.Louis", "Jr.Smith")."""
+
+
 def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
     """Split Japanese (。！？) and English (. ! ?) text and newlines into sentences.
 
@@ -155,18 +179,16 @@ def split_sentences(text: str, chunk: int = 0) -> list[Sentence]:
             j = i + 1
             while j < n and text[j] in _CLOSERS:
                 j += 1
-            ascii_end = c in ".!?"
             if c in _JA_END or (
                 (j >= n or text[j].isspace())
                 and not (c == "." and (_ABBREV.search(text[start : i + 1])
                                        or _after_initials(text, start, i, j)))
                 and not (c == "!" and _in_name(text, start, i, j))
-            ):
-                if not ascii_end or j >= n or text[j].isspace():
-                    flush(j)
-                    start = j
-                    i = j
-                    continue
+            ) or (c == "." and _run_together(text, start, i, j)):
+                flush(j)
+                start = j
+                i = j
+                continue
         i += 1
     flush(n)
     return out

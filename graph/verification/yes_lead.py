@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from grounded_rag.types import Claim
 from grounded_rag.verification import asked
+from grounded_rag.verification.evidence import split_sentences
 
 BOTH = re.compile(r"\bboth\b", re.I)
 """The word that makes a question a both-question."""
@@ -52,11 +53,6 @@ def _names(group: Sequence[asked.Term], text: str) -> bool:
     return any(re.search(r"\b" + re.escape(t.surface) + r"\b", text, re.I) for t in group)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s*(?=[A-Z])|(?<=[.!?][\"')\]])\s*(?=[A-Z])")
-"""Sources run sentences together ("...Cistaceae.Chimonobambusa is a genus...", "...issues
-of "Janus".)The Lady is ..."): split there, after a closing quote or bracket too."""
-
-
 def _says(group: Sequence[asked.Term], others: Sequence[Sequence[asked.Term]],
           terms: Sequence[asked.Term], statement: Claim) -> bool:
     """Whether the statement, and a quoted sentence of its own, say the predicate of ``group``.
@@ -75,8 +71,8 @@ def _says(group: Sequence[asked.Term], others: Sequence[Sequence[asked.Term]],
 
 def quoted_sentences(statement: Claim) -> list[str]:
     """The sentences of the statement's quotes, split where sources run them together."""
-    return [part for c in statement.get("citations", [])
-            for part in _SENTENCE_END.split(c.get("quote", ""))]
+    return [s.text for c in statement.get("citations", [])
+            for s in split_sentences(c.get("quote", ""))]
 
 
 def already_led(statements: Sequence[Claim]) -> bool:

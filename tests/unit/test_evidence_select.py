@@ -65,6 +65,27 @@ def test_initials_and_dotted_abbreviations_stay_in_their_sentence():
     assert texts("It was Plan B. Then it failed.") == ["It was Plan B.", "Then it failed."]
 
 
+
+def test_sentences_a_source_ran_together_are_read_apart():
+    """Knowledge paragraphs joined without a space ("…WQED Pittsburgh.Air Force, Incorporated
+    is…") gave one "sentence" about two films, so a quote of it named both compared things."""
+    def texts(text):
+        return [s.text for s in split_sentences(text)]
+
+    assert texts("It is by Rick Sebak of WQED Pittsburgh.Air Force, Incorporated is a film.") == [
+        "It is by Rick Sebak of WQED Pittsburgh.", "Air Force, Incorporated is a film."]
+    assert texts("It is in the family Cistaceae.Chimonobambusa is a genus.") == [
+        "It is in the family Cistaceae.", "Chimonobambusa is a genus."]
+    assert texts('It reprints issues of "Janus".)The Lady is a magazine.') == [
+        'It reprints issues of "Janus".)', "The Lady is a magazine."]
+    assert texts("It was released in 2007.The next model followed.") == [
+        "It was released in 2007.", "The next model followed."]
+    # names, abbreviations, initials and addresses stay whole
+    for whole in ("He moved to St.Louis in 1990.", "Built with ASP.NET and Node.js today.",
+                  "Mr.Smith went home.", "See www.Example.com for more.",
+                  "It came from the U.S.A. to Japan."):
+        assert texts(whole) == [whole]
+
 def test_short_evidence_is_kept_whole():
     sel = select_evidence(
         "The battery lasts 24 hours.", [_ev("Intro text. The battery lasts up to 10 hours.")]
