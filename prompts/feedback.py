@@ -36,6 +36,7 @@ OFF_QUESTION_REASONS = {
            "gap": "the source writes {filler} for what the question asks",
            "topic": "the sources it cites never name {topic}, what the question asks about",
            "source": "the passages it cites are not about the question",
+           "feedback": "it repeats the checker's feedback, not what a source says",
            "number": "it gives no number", "date": "it gives no date",
            "count": "its only figures are dates, not the count asked for"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
@@ -44,6 +45,7 @@ OFF_QUESTION_REASONS = {
            "gap": "資料で質問の尋ねている語にあたるのは「{filler}」です",
            "topic": "出典の資料は質問の対象である「{topic}」について述べていません",
            "source": "出典の資料は質問の内容について述べたものではありません",
+           "feedback": "検証の指摘を繰り返しているだけで、資料の記述ではありません",
            "number": "数値がありません", "date": "日付がありません",
            "count": "数値は日付だけで、問われている数がありません"},
 }

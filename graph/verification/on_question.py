@@ -21,6 +21,7 @@ from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
 from grounded_rag.verification import asked, counts
+from grounded_rag.verification.echoes import echoes_feedback
 from grounded_rag.verification.evidence import key_tokens, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
 from grounded_rag.verification.restates import restates_itself
@@ -190,7 +191,8 @@ def off_question_findings(
 ) -> list[Finding]:
     """``off_question`` findings (major) for the statements that do not answer ``question``.
 
-    - A statement that is itself a question (「…は現在でもありますか？」) answers nothing.
+    - A statement that is itself a question (「…は現在でもありますか？」) answers nothing, nor
+      does one that repeats a check's reason ("The evidence does not mention: …").
     - A statement whose content tokens all come from one heading of the evidence (and, for a
       question that asks for a thing, add no word to the question's), or all come from the
       question, or says its subject is itself (``restates.restates_itself``), only restates
@@ -245,6 +247,8 @@ def off_question_findings(
         reason = kind_name = ""
         if asks_back(statement["text"]):
             reason = texts.OFF_QUESTION_REASONS[lang]["asks"]
+        elif echoes_feedback(statement["text"]):
+            reason = texts.OFF_QUESTION_REASONS[lang]["feedback"]
         elif tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
         elif tokens and not any(f in statement["text"] for f in fillers) and (
