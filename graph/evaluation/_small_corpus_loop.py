@@ -85,8 +85,20 @@ def loop_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 sum(1 for r in answered if r["off_question_delivered"]), len(group)),
             "refused_by": dict(Counter(r["refusal_stage"] for r in group
                                        if r["refusal_stage"] is not None)),
+            "fact_drafted_lost": (sum(1 for r in with_fact if fact_drafted_lost(r))
+                                  if answerable else None),
         })
     return rows
+
+
+def fact_drafted_lost(record: dict[str, Any]) -> bool:
+    """An answerable question whose final answer lacks the expected fact, though a draft held it.
+
+    Such a miss is the checks' or the revisions' (a draft refused, or rewritten without the
+    fact), not the generator's: the other misses never had the fact in any draft.
+    """
+    return not record.get("answer_match") and any(
+        d.get("answer_match") for d in record.get("drafts") or [])
 
 
 def loop_report(records: list[dict[str, Any]], *, errors: list[dict[str, str]] | None = None,
@@ -112,13 +124,15 @@ def loop_markdown(report: dict[str, Any]) -> str:
              f"({report['n_errors']} errors). False refusals by stage: "
              f"{report['false_refusals_by_stage'] or 'none'}.", "",
              "| lang | type | answerable | n | answered | with expected fact | abstained | "
-             "off-question delivered | refused by |", "|---|---|---|---|---|---|---|---|---|"]
+             "off-question delivered | refused by | fact drafted, lost |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         stages = ", ".join(f"{k} {v}" for k, v in sorted(row["refused_by"].items())) or "-"
         lines.append(
             f"| {row['language']} | {row['type']} | {'yes' if row['answerable'] else 'no'} "
             f"| {row['n']} | {fmt(row['answered'])} | {fmt(row['answered_with_expected_fact'])} "
-            f"| {fmt(row['abstained'])} | {fmt(row['off_question_delivered'])} | {stages} |")
+            f"| {fmt(row['abstained'])} | {fmt(row['off_question_delivered'])} | {stages} "
+            f"| {fmt(row.get('fact_drafted_lost'))} |")
     return "\n".join(lines) + "\n"
 
 

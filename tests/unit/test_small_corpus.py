@@ -27,7 +27,12 @@ from grounded_rag.evaluation._small_corpus_gate import (
     gate_report,
     run_gate,
 )
-from grounded_rag.evaluation._small_corpus_loop import loop_record, loop_report, refusal_stage
+from grounded_rag.evaluation._small_corpus_loop import (
+    loop_markdown,
+    loop_record,
+    loop_report,
+    refusal_stage,
+)
 
 
 def _titles(n: int, split: str, prefix: str) -> list[str]:
@@ -197,9 +202,11 @@ def test_fit_threshold_keeps_98_percent() -> None:
 
 
 def _result(status: str, findings: list[str], attempts: int, *, reason: str = "",
-            match: bool | None = None, verdicts: list[str] | None = None) -> dict[str, object]:
+            match: bool | None = None, verdicts: list[str] | None = None,
+            drafted: list[bool] | None = None) -> dict[str, object]:
     return {"status": status, "findings": findings, "attempts": attempts,
-            "abstain_reason": reason, "answer_match": match, "verdicts": verdicts or []}
+            "abstain_reason": reason, "answer_match": match, "verdicts": verdicts or [],
+            "drafts": [{"answer_match": d} for d in drafted or []]}
 
 
 def test_refusal_attribution_and_loop_report() -> None:
@@ -220,20 +227,23 @@ def test_refusal_attribution_and_loop_report() -> None:
     en_no = [i for i in data.items if i.language == "en" and i.qtype == OTHER_TITLE][:2]
     results = [
         _result("answered", [], 1, match=True),
-        _result("answered", [], 1, match=False),
+        _result("answered", [], 1, match=False, drafted=[False]),
         _result("abstained", ["weak_evidence"], 0),
-        _result("abstained", ["no_answer_in_sources"], 0),
+        _result("abstained", ["off_question"], 2, drafted=[True, False]),
     ]
     records = [loop_record(i, r) for i, r in zip(ja_yes, results, strict=True)]
     records += [loop_record(en_no[0], _result("answered", ["off_question"], 2)),
                 loop_record(en_no[1], _result("abstained", ["weak_evidence"], 0))]
     report = loop_report(records, model="fake")
-    assert report["false_refusals_by_stage"] == {"weak_evidence": 1, "no_answer_in_sources": 1}
+    assert report["false_refusals_by_stage"] == {"weak_evidence": 1, "off_question": 1}
     assert report["unanswerable_answered"] == 1
     rows = {(r["language"], r["type"]): r for r in report["rows"]}
     ja_row = rows[("ja", "factoid")]
     assert ja_row["answered"] == 0.5 and ja_row["answered_with_expected_fact"] == 0.25
-    assert ja_row["refused_by"] == {"weak_evidence": 1, "no_answer_in_sources": 1}
+    assert ja_row["refused_by"] == {"weak_evidence": 1, "off_question": 1}
+    # the off-question refusal had the fact in its first draft; the wrong answer never did
+    assert ja_row["fact_drafted_lost"] == 1
+    assert "| fact drafted, lost |" in loop_markdown(report)
     other = [r for (lang, kind), r in rows.items() if lang == "en" and kind.startswith(OTHER_TITLE)]
     assert sum(r["n"] for r in other) == 2
     assert sum(r["off_question_delivered"] * r["n"] for r in other) == 1
