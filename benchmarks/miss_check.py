@@ -17,23 +17,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import unicodedata
 from collections import Counter
 
 from grounded_rag.context import Context
+from grounded_rag.evaluation._answer import contains_answer
 from grounded_rag.evaluation._small_corpus import build_small_corpus
 from grounded_rag.evaluation._small_corpus_gate import default_retriever_factory
+from grounded_rag.evaluation._small_corpus_loop import fact_drafted_lost
 from grounded_rag.evaluation._small_corpus_run import load_sources
 from grounded_rag.lang import detect_language
 from grounded_rag.nodes.write import evidence_view
 from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.retrieval.sentence_scores import annotate
 from grounded_rag.verification.handles import render_view
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[\s、。,.「」]", "", unicodedata.normalize("NFKC", text).lower())
 
 
 def main() -> int:
@@ -55,9 +51,8 @@ def main() -> int:
             total += 1
             if r.get("answer_match"):
                 continue
-            drafts = r.get("drafts") or []
-            kind = ("lost" if any(d.get("answer_match") for d in drafts)
-                    else "no draft" if not drafts else "never drafted")
+            kind = ("lost" if fact_drafted_lost(r)
+                    else "no draft" if not r.get("drafts") else "never drafted")
             counts[kind] += 1
             shown = None
             item = items.get(r["id"])
@@ -70,8 +65,8 @@ def main() -> int:
                                     detect_language(item.question), settings.evidence_tokens,
                                     settings.abstain_threshold)
                 view = evidence_view(item.question, evidence, settings.evidence_tokens)
-                block = _norm(render_view(view, evidence, header=generate_prompts.SOURCE_HEADER))
-                shown = any(_norm(g) in block for g in golds)
+                shown = contains_answer(
+                    render_view(view, evidence, header=generate_prompts.SOURCE_HEADER), golds)
                 counts["never drafted, not yes/no"] += 1
                 counts["never drafted, fact shown"] += shown
             if args.show:

@@ -132,7 +132,7 @@ def loop_markdown(report: dict[str, Any]) -> str:
             f"| {row['language']} | {row['type']} | {'yes' if row['answerable'] else 'no'} "
             f"| {row['n']} | {fmt(row['answered'])} | {fmt(row['answered_with_expected_fact'])} "
             f"| {fmt(row['abstained'])} | {fmt(row['off_question_delivered'])} | {stages} "
-            f"| {fmt(row.get('fact_drafted_lost'))} |")
+            f"| {fmt(row['fact_drafted_lost'])} |")
     return "\n".join(lines) + "\n"
 
 
