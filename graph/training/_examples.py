@@ -136,6 +136,7 @@ DEFAULT_PLAN: tuple[SetPlan, ...] = (
     SetPlan("scifact", CLAIM, 450),
     SetPlan("expertqa", CLAIM, 500),
     SetPlan("jaquad", ANSWERABLE, 150),
+    SetPlan("ja_constructed", CLAIM, 400),
     SetPlan("jhars", CLAIM, None, held_out=True),
     SetPlan("halueval_summarization", CLAIM, 100, held_out=True),
 )
@@ -147,6 +148,10 @@ def build_examples(plan: SetPlan, *, seed: int = 0) -> list[JudgeExample]:
     """The examples of one planned set (deterministic for a seed)."""
     if plan.name == "jsick_train":
         return _jsick_train(plan, seed)
+    if plan.name == "ja_constructed":
+        from grounded_rag.training._constructed import constructed_claims
+
+        return constructed_claims(plan, seed)
     if plan.name == "halueval_qa_answerable":
         return _halueval_answerable(plan, seed)
     if plan.task == ANSWERABLE and plan.name in {"jsquad", "jaquad"}:
