@@ -39,21 +39,17 @@ def main() -> int:
     plain = decide_claims(table, p_yes, np.full(n, np.nan), BASELINE_SUPPORT, 1.0,
                           soft_rules=True)
     head = load_default_head("claim")
-    shipped = []
+    p_sup, p_con = np.full(n, np.nan), np.full(n, np.nan)
     for i, row in enumerate(table.meta):
-        if row["decided"] is not None:
-            shipped.append(row["decided"])
-            continue
-        x = head.inputs(table.hidden[i].astype(np.float32), table.layers,
-                        float(table.margin[i]), row.get("extras") or {})
-        if float(head.proba("support", x)[0]) >= head.thresholds["support"]:
-            shipped.append("supported")
-        elif float(head.proba("contradiction", x)[0]) >= head.thresholds["contradiction"]:
-            shipped.append("contradicted")
-        else:
-            shipped.append("neutral")
-    oof = {json.loads(line)["id"]: json.loads(line)["verdict"]
-           for line in (Path(sys.argv[1]) / "oof_claim.jsonl").read_text().splitlines()}
+        if row["decided"] is None:
+            x = head.inputs(table.hidden[i].astype(np.float32), table.layers,
+                            float(table.margin[i]), row.get("extras") or {})
+            p_sup[i] = float(head.proba("support", x)[0])
+            p_con[i] = float(head.proba("contradiction", x)[0])
+    shipped = decide_claims(table, p_sup, p_con, head.thresholds["support"],
+                            head.thresholds["contradiction"])
+    lines = (Path(sys.argv[1]) / "oof_claim.jsonl").read_text().splitlines()
+    oof = {rec["id"]: rec["verdict"] for rec in map(json.loads, lines)}
     fitted = [oof.get(row["id"], "missing") for row in table.meta]
     for name, verdicts in (("plain P(Yes)", plain), ("shipped head", shipped),
                            ("head fitted in DIR", fitted)):

@@ -22,6 +22,7 @@ from collections import defaultdict
 from typing import Any
 
 from grounded_rag.evaluation._answer import contains_answer
+from grounded_rag.evaluation._small_corpus import _strip_title
 from grounded_rag.training._examples import CLAIM, JudgeExample, SetPlan, _evidence, _h
 from grounded_rag.verification.base import ClaimToCheck
 
@@ -135,14 +136,10 @@ def constructed_claims(plan: SetPlan, seed: int = 0) -> list[JudgeExample]:
 def _one(base: str, tag: str, text: str, passage: dict[str, Any], label3: str,
          keys: list[str]) -> JudgeExample:
     evidence = _evidence({"id": str(passage["pid"]), "title": str(passage.get("title") or ""),
-                          "text": _strip(str(passage["text"]))})
+                          "text": _strip_title(str(passage["text"])).strip()})
     return JudgeExample(
         id=f"ja_constructed:{base}:{tag}", set="ja_constructed", task=CLAIM, language="ja",
         claim=ClaimToCheck(text=text, evidence=[evidence]), label3=label3,
         positive=label3 == "supported", bag=f"ja_constructed:{base}:{tag}",
         bag_positive=label3 == "supported", keys=[*keys, f"src:{_h(str(passage['text']))}"])
 
-
-def _strip(text: str) -> str:
-    # JSQuAD passages open with "title [SEP] "; the loop's sections have no such marker.
-    return text.split("[SEP]", 1)[1].strip() if "[SEP]" in text else text
