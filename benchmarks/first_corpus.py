@@ -2,7 +2,11 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/first_corpus.py [--out eval-results/first-corpus.jsonl]
+    .venv/bin/python benchmarks/first_corpus.py [--corpus first|frozen] [--out FILE.jsonl]
+
+``--corpus frozen`` asks the frozen corpus instead (``tests/data/frozen_corpus``: four
+documents in ``docs/``, ja + en, and the 32 questions of its ``questions.jsonl`` with their expected
+outcomes, written before the verifier's redesign and never tuned on; see its README).
 
 It ingests the three short documents of ``tests/data/small_corpus`` (a Japanese travel
 policy, a Japanese service contract, an English product sheet: 11 sections, the size of
@@ -43,6 +47,7 @@ from latency_bench import (  # noqa: E402
 )
 
 CORPUS = ROOT / "tests" / "data" / "small_corpus"
+FROZEN = ROOT / "tests" / "data" / "frozen_corpus"
 
 QUESTIONS: list[dict[str, Any]] = [
     # answerable, Japanese
@@ -84,8 +89,37 @@ QUESTIONS: list[dict[str, Any]] = [
 so "waterproof" counts as not stated; the contract names no late-payment interest."""
 
 
+def frozen_questions() -> list[dict[str, Any]]:
+    """The frozen corpus's questions: ``outcome`` is answer, abstain or correct-or-abstain
+    (a false premise: abstaining, or an answer that states what the text says instead)."""
+    rows = []
+    for line in (FROZEN / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            item["answerable"] = item["outcome"] == "answer"
+            rows.append(item)
+    return rows
+
+
+def grade(item: dict[str, Any], status: str, text: str) -> str:
+    """``right``, ``wrong`` (something delivered that is not the expected outcome) or
+    ``refused`` (an answerable question abstained)."""
+    answered = status == "answered"
+    outcome = item.get("outcome") or ("answer" if item["answerable"] else "abstain")
+    has_fact = any(e in text for e in item.get("expect", []))
+    bad_value = any(f in text for f in item.get("forbidden", []))
+    if not answered:
+        return "refused" if outcome == "answer" else "right"
+    if outcome == "abstain":
+        return "wrong"
+    return "right" if has_fact and not bad_value else "wrong"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", choices=("first", "frozen"), default="first",
+                    help="first: tests/data/small_corpus (default); frozen: tests/data/"
+                    "frozen_corpus and its questions.jsonl")
     ap.add_argument("--out", type=Path, help="also write one JSON line per question")
     ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     ap.add_argument("--only", default="", help="ask only the questions containing this text")
@@ -96,7 +130,8 @@ def main() -> int:
     from grounded_rag.verification.evidence import is_japanese
 
     store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
-    ingest_paths([CORPUS], store, progress=False)
+    corpus = FROZEN / "docs" if args.corpus == "frozen" else CORPUS
+    ingest_paths([corpus], store, progress=False)
     graph = build_graph(retriever=open_retriever(store))
     scorer = ScorerCounter()
     settings: dict[str, Any] = {}
@@ -104,7 +139,8 @@ def main() -> int:
     run_one(graph, "旅費規程の目的は何ですか？", settings, scorer)  # warm-up: model load
     ref_before = reference_seconds()
     rows: list[dict[str, Any]] = []
-    questions = QUESTIONS[:args.limit] if args.limit else QUESTIONS
+    asked = frozen_questions() if args.corpus == "frozen" else QUESTIONS
+    questions = asked[:args.limit] if args.limit else asked
     questions = [q for q in questions if args.only in q["q"]]
     for item in questions:
         t0 = time.perf_counter()
@@ -115,10 +151,14 @@ def main() -> int:
         row["expected_answerable"] = item["answerable"]
         row["with_fact"] = answered and any(e in text for e in item.get("expect", []))
         row["wrong_value"] = answered and any(f in text for f in item.get("forbidden", []))
+        row["kind"] = item.get("kind", "")
+        row["grade"] = grade(item, row["status"], text)
+        row["verified"] = answered and bool(row["claims"]) and all(
+            c["verdict"] == "supported" for c in row["claims"])
         if item.get("in_japanese"):  # the answer's words, without the [n] markers, in Japanese
             row["in_japanese"] = answered and is_japanese(re.sub(r"\[\d+\]", "", text))
         rows.append(row)
-        verdict = ("ok" if answered == item["answerable"] else "MISS")
+        verdict = {"right": "ok", "wrong": "WRONG", "refused": "MISS"}[row["grade"]]
         print(f"[{verdict}] {row['status']:<9} {row['wall_s']:6.1f} s "
               f"prompt {row['work'].get('prompt_tokens', 0):>5} gen "
               f"{row['work'].get('generated_tokens', 0):>4} calls "
@@ -135,6 +175,15 @@ def main() -> int:
           f" (answered {sum(r['status'] == 'answered' for r in ans)}/{len(ans)})")
     print(f"unanswerable abstained: {sum(r['status'] != 'answered' for r in una)}/{len(una)}")
     print(f"wrong values delivered: {sum(r['wrong_value'] for r in rows)}")
+    wrong = [r for r in rows if r["grade"] == "wrong"]
+    print(f"wrong outcomes delivered: {len(wrong)} (as verified: "
+          f"{sum(r['verified'] for r in wrong)}); right {sum(r['grade'] == 'right' for r in rows)}"
+          f"/{len(rows)}")
+    kinds = sorted({r["kind"] for r in rows if r["kind"]})
+    for kind in kinds:
+        part = [r for r in rows if r["kind"] == kind]
+        print(f"  {kind:<15} right {sum(r['grade'] == 'right' for r in part)}/{len(part)}"
+              f"  wrong {sum(r['grade'] == 'wrong' for r in part)}")
     asked_ja = [r for r in rows if "in_japanese" in r]
     if asked_ja:
         print(f"Japanese questions over the English sheet answered in Japanese: "

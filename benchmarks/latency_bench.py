@@ -116,6 +116,9 @@ def run_one(graph: Any, question: str, settings: dict[str, Any],
         "flags": out.get("flags", []), "work": work,
         "decided_by": out.get("decided_by"), "stage_scores": out.get("stage_scores", {}),
         "findings": sorted({f["type"] for f in out.get("findings", [])}),
+        "claims": [{"text": c.get("text", ""), "verdict": c.get("verdict"),
+                    "quotes": [q.get("quote", "") for q in c.get("citations", [])]}
+                   for c in out.get("claims", [])],
     }
 
 
