@@ -121,14 +121,23 @@ def main() -> int:
                     help="first: tests/data/small_corpus (default); frozen: tests/data/"
                     "frozen_corpus and its questions.jsonl")
     ap.add_argument("--out", type=Path, help="also write one JSON line per question")
+    ap.add_argument("--without", default="",
+                    help="checks to switch off, to measure what they earn: coverage, focus "
+                    "or both (comma-separated)")
     ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     ap.add_argument("--only", default="", help="ask only the questions containing this text")
     args = ap.parse_args()
 
     from grounded_rag.graph import build_graph
     from grounded_rag.retrieval import ingest_paths, open_retriever
+    from grounded_rag.verification import coverage
     from grounded_rag.verification.evidence import is_japanese
 
+    off = set(args.without.split(",")) - {""}
+    if off - {"coverage", "focus"}:
+        ap.error(f"--without: unknown check(s) {sorted(off - {'coverage', 'focus'})}")
+    coverage.ENABLED = "coverage" not in off
+    coverage.FOCUS_ENABLED = "focus" not in off
     store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
     corpus = FROZEN / "docs" if args.corpus == "frozen" else CORPUS
     ingest_paths([corpus], store, progress=False)
@@ -179,6 +188,11 @@ def main() -> int:
     print(f"wrong outcomes delivered: {len(wrong)} (as verified: "
           f"{sum(r['verified'] for r in wrong)}); right {sum(r['grade'] == 'right' for r in rows)}"
           f"/{len(rows)}")
+    bare = [c for r in rows if r["status"] == "answered" for c in r["claims"]
+            if c["verdict"] == "supported" and c["uncovered"]]
+    print(f"verified claims naming what their cited sentence lacks: {len(bare)}")
+    for c in bare:
+        print(f"  {c['text'][:100]!r} lacks {c['uncovered']}")
     kinds = sorted({r["kind"] for r in rows if r["kind"]})
     for kind in kinds:
         part = [r for r in rows if r["kind"] == kind]

@@ -117,9 +117,22 @@ def run_one(graph: Any, question: str, settings: dict[str, Any],
         "decided_by": out.get("decided_by"), "stage_scores": out.get("stage_scores", {}),
         "findings": sorted({f["type"] for f in out.get("findings", [])}),
         "claims": [{"text": c.get("text", ""), "verdict": c.get("verdict"),
-                    "quotes": [q.get("quote", "") for q in c.get("citations", [])]}
+                    "quotes": [q.get("quote", "") for q in c.get("citations", [])],
+                    "uncovered": uncovered_anchors(c, out)}
                    for c in out.get("claims", [])],
     }
+
+
+def uncovered_anchors(claim: dict[str, Any], out: dict[str, Any]) -> list[str]:
+    """What ``claim`` names that its quotes and their sources' titles do not hold (the
+    coverage check run again on what was delivered, whatever stage settled the claim)."""
+    from grounded_rag.verification.coverage import uncovered
+
+    titles = {s.get("id", ""): s.get("title", "") for s in out.get("sources", [])}
+    cites = claim.get("citations", [])
+    quotes = " ".join(c.get("quote", "") for c in cites)
+    heading = " / ".join(titles.get(c.get("source_id", ""), "") for c in cites)
+    return uncovered(claim.get("text", ""), quotes, heading, question=out.get("question", ""))
 
 
 def local_runtime() -> Any:

@@ -23,7 +23,7 @@ __all__ = [
     "graph",
     "sample_corpus_dir",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Importing the package is cheap: LangChain, LangGraph, Chroma and the models load when a
 # name below is first used, and the default graph is compiled on first access.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -53,7 +53,36 @@ def verify_claims(
     mark_unchecked(claims, indices, language)
     return {"claims": claims, "findings": findings, "timings_ms": timings,
             "verification": verification_state(claims, len(indices)),
-            "checked_claims": len(indices)}
+            "checked_claims": len(indices), **recited_draft(state, claims, findings)}
+
+
+def recited_draft(state: State, claims: list[Claim], findings: list[Finding]) -> dict[str, Any]:
+    """The draft with the citations the coverage check moved (``{}`` when none moved).
+
+    The answer's [n] markers then point where the claims were judged.
+    A statement whose claims all moved cites where they moved; one with other claims keeps
+    its citations and adds the new ones.
+    """
+    moved = {f["claim_index"] for f in findings if f["type"] == "citation_moved"}
+    draft = state.get("draft")
+    if not moved or not draft:
+        return {}
+    statements: list[Claim] = [cast(Claim, dict(st)) for st in draft["statements"]]
+    for index in sorted(moved):
+        if not 0 <= index < len(claims):
+            continue
+        s_index = claims[index].get("statement", -1)
+        if not 0 <= s_index < len(statements):
+            continue
+        siblings = [c for c in claims if c.get("statement") == s_index]
+        new = list(claims[index]["citations"])
+        if all(i in moved for i, c in enumerate(claims) if c.get("statement") == s_index):
+            cites = [cit for c in siblings for cit in c["citations"]]
+        else:
+            cites = list(statements[s_index]["citations"]) + new
+        unique = {(c["source_id"], c.get("start", -1), c.get("end", -1)): c for c in cites}
+        statements[s_index]["citations"] = list(unique.values())
+    return {"draft": {**draft, "statements": statements}}
 
 
 def verify_after_answer(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
+from grounded_rag.verification import coverage
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.evidence import is_japanese
 from grounded_rag.verification.twins import twin_subjects
@@ -96,25 +97,41 @@ def judge_claims(
     """Verify ``claims[i]`` for each index (updating those claims); findings for failures.
 
     A claim that repeats another claim of the answer with only its subject changed, citing
-    the same sentence that does not name that subject, is decided neutral without the judge
-    (``verification.twins``).
+    the same sentence that does not name that subject (``verification.twins``), or one that
+    names an identifier, name, value or topic the sentence it cites does not hold
+    (``verification.coverage``), is decided neutral without the judge.
 
     ``sources``: the numbered sources block the local generator read, handed to each claim
     (``ClaimToCheck["sources"]``) so that a local judge can reuse that prompt's prefix.
     """
-    # A statement copied onto a second subject is decided before any judge (``twins``).
-    twins = twin_subjects(claims, language, evidence)
-    judged = [i for i in indices if i not in twins]
+    # A statement copied onto a second subject is decided before any judge (``twins``), and
+    # so is one that names what the sentence it cites does not (``coverage``).
+    early = twin_subjects(claims, language, evidence)
+    by_id = {e["source_id"]: e for e in evidence}
+    moved: list[Finding] = []
+    for i in indices:
+        if i in early or not coverage.ENABLED:
+            continue
+        missing, recited = coverage.claim_uncovered(claims[i], by_id, question=question)
+        if missing:
+            early[i] = coverage.reason(missing, language)
+        elif recited is not None:
+            before = "; ".join(c.get("quote", "") for c in claims[i]["citations"])
+            claims[i]["citations"] = [recited]
+            moved.append({"type": "citation_moved", "severity": "info", "claim_index": i,
+                          "detail": f'Cited "{recited["quote"]}" ({recited["source_id"]}) '
+                          f'instead of "{before}", which does not hold what the claim names.'})
+    judged = [i for i in indices if i not in early]
     items = [claim_to_check(claims[i], evidence, question) for i in judged]
     if sources:
         for item in items:
             item["sources"] = sources
     verdicts = run_verifier(verifier, items, execution=execution, language=language)
     decided: list[tuple[int, ClaimVerdict]] = [
-        (i, ClaimVerdict(verdict="neutral", reason=twins[i], evidence_quote=" ".join(
+        (i, ClaimVerdict(verdict="neutral", reason=early[i], evidence_quote=" ".join(
             c.get("quote", "") for c in claims[i]["citations"]), support=0.0))
-        for i in indices if i in twins]
-    findings: list[Finding] = []
+        for i in indices if i in early]
+    findings: list[Finding] = moved
     for index, verdict in sorted([*zip(judged, verdicts, strict=True), *decided],
                                  key=lambda pair: pair[0]):
         verdict = dict(verdict)  # type: ignore[assignment]

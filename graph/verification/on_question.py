@@ -20,7 +20,7 @@ from typing import Literal
 from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
-from grounded_rag.verification import asked, counts
+from grounded_rag.verification import asked, counts, coverage
 from grounded_rag.verification.echoes import echoes_feedback
 from grounded_rag.verification.evidence import key_tokens, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
@@ -205,6 +205,8 @@ def off_question_findings(
     - When a yes/no question's predicate (``asked.asked_terms``: its content words less
       its subject and the evidence's document titles) is not addressed by the statements and
       their quotes together, no statement answers it.
+    - When no sentence the answer cites, nor its section heading, holds any of the question's
+      focus words (``coverage.focus_uncited``), the answer speaks of something else.
     - When a Japanese question names what it asks about (「速水 堅曹は…」) and no passage the
       answer cites names it (``subjects.topic_uncited``), the answer speaks of something else.
     - When the question sets a condition (``asked.condition_terms``: "if ...", 「…場合」) and
@@ -236,6 +238,8 @@ def off_question_findings(
     fillers = [f for f, _ in found] if restating else []
     unwritten = gap_unwritten([s["text"] for s in statements], found)
     uncited = topic_uncited(question, statements, evidence)
+    unfocused = (coverage.focus_uncited(question, statements, evidence)
+                 if coverage.FOCUS_ENABLED and _WH.search(question) else [])
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
@@ -274,6 +278,9 @@ def off_question_findings(
                     text=statement["text"], terms=asked_texts.TERMS_SEPARATOR[lang].join(terms)),
             })
             continue
+        elif unfocused:
+            reason = texts.OFF_QUESTION_REASONS[lang]["focus"].format(
+                focus=("、" if lang == "ja" else ", ").join(unfocused))
         if not reason:
             continue
         findings.append({

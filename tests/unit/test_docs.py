@@ -61,6 +61,27 @@ def test_each_doc_names_the_scripts_that_regenerate_it():
             assert (ROOT / path).exists(), f"{name}: {path}"
 
 
+def test_docs_are_reference_pages_of_bounded_size():
+    sizes = {name: len(text.encode("utf-8")) for name, text in DOCS.items()}
+    assert all(size <= 20_000 for size in sizes.values()), sizes
+    assert sum(sizes.values()) <= 80_000, sum(sizes.values())
+    assert "decisions.md" in DOCS  # what was tried and not adopted lives there, not in diaries
+
+
+def test_changelog_top_release_is_the_package_version():
+    import tomllib
+
+    import grounded_rag
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", changelog, re.M)
+    assert releases[0] == ("Unreleased", "")
+    assert releases[1][0] == version and releases[1][1], releases[:2]
+    assert grounded_rag.__version__ == version
+    for heading in re.findall(r"^### (.+)$", changelog, re.M):
+        assert heading in {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
 def test_install_starts_from_a_clone():
     install = section(README, "Install")
     assert "git clone" in install and "bash scripts/setup.sh" in install

@@ -444,7 +444,7 @@ def test_model_extractor_splits_and_keeps_language():
 
 def test_extractor_that_skips_a_statement_cannot_hide_it():
     two = answer(("The battery lasts up to 10 hours.", "spec#sec2"),
-                 ("It weighs 2 kg.", "spec#sec2"))
+                 ("It charges in 2 hours.", "spec#sec2"))
     model = ScriptedChatModel(script={
         "CitedAnswer": [two],
         "ExtractedClaims": [{"claims": [{"statement": 0, "text": "The battery lasts 10 hours."}]}],
@@ -452,7 +452,7 @@ def test_extractor_that_skips_a_statement_cannot_hide_it():
     verifier = ScriptedVerifier()
     graph = build_graph(retriever=StaticRetriever([SPEC_EN]), generator=model, verifier=verifier)
     graph.invoke({"question": "Battery?"})
-    assert "It weighs 2 kg." in verifier.calls[0]
+    assert "It charges in 2 hours." in verifier.calls[0]
 
 
 def test_chat_model_as_verifier_batches_all_claims_in_one_call():

@@ -107,12 +107,12 @@ def test_without_the_gap_word_a_restating_draft_is_revised():
 ACTS = ev("ops#sec0", "A Life for the Tsar is a patriotic-heroic tragic opera in four acts with "
                       "an epilogue by Mikhail Glinka. Tosca is an opera in three acts by Giacomo "
                       "Puccini to an Italian libretto.", title="Operas")
-ACTS_Q = ("A Life for the Tsar is a Russian libretto with four acts, Tosca an Italian libretto "
+ACTS_Q = ("A Life for the Tsar is an opera with four acts, Tosca an Italian libretto "
           "has how many acts?")
 
 
 def test_an_english_statement_restating_the_question_beside_the_value_is_left_out():
-    restating = answer(("A Life for the Tsar is a Russian libretto with four acts", "ops#sec0"),
+    restating = answer(("A Life for the Tsar is an opera with four acts", "ops#sec0"),
                        ("Tosca an Italian libretto has three acts", "ops#sec0"))
     graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(ACTS,))
     out = graph.invoke({"question": ACTS_Q}, context=Context(max_retries=1))
@@ -127,7 +127,7 @@ def test_an_english_statement_restating_the_question_beside_the_value_is_left_ou
 
 def test_a_value_the_question_already_holds_does_not_show_an_answer():
     # "four" is the question's own number: nothing beside the restatement answers.
-    restating = answer(("A Life for the Tsar is a Russian libretto with four acts", "ops#sec0"),
+    restating = answer(("A Life for the Tsar is an opera with four acts", "ops#sec0"),
                        ("Tosca has an Italian libretto", "ops#sec0"))
     graph, model, _, _ = make({"CitedAnswer": [restating, restating]}, evidence=(ACTS,))
     out = graph.invoke({"question": ACTS_Q}, context=Context(max_retries=1))

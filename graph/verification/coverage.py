@@ -1,0 +1,373 @@
+"""Coverage and binding: what a claim names and states must be in the sentence it cites.
+
+A judge reads the whole cited section, where one line names the claim's thing and the next
+gives another thing's value. "E3 means the temperature sensor is faulty", citing the line
+``E4: the temperature sensor is faulty``, reads as supported (support 0.99) although the
+sentence it cites is about E4; 「雑誌は1人10冊まで借りられる」 citing 「図書は1人10冊まで…」 is
+about books, not magazines. Every such error has one shape: something the claim is *about*
+is not in the sentence it cites.
+
+So before any judge, a claim's **anchors** are looked up in its **cited text**:
+
+- cited text: the sentences its quotes lie in (a quote widened to whole sentences of the
+  chunk), plus the chunk's heading (document title and section), which names what the
+  sentences below it speak of;
+- anchors, each a kind of thing that makes a statement about one case rather than another:
+  identifiers (a token of letters and digits: ``E3``, ``LX-3``), names (capitalised words
+  inside an English sentence, Latin-script words in a Japanese one), values (numbers with
+  units, dates: the typed readings of :mod:`grounded_rag.verification.values`, so 45万円 is
+  450,000 yen), and in Japanese the topic the claim opens with (the phrase before its first
+  は / が: 「雑誌は」, 「燃えないごみは」), read by its first part (雑誌 of 雑誌の貸出期間).
+
+An anchor the cited text does not hold leaves the claim ``neutral`` before any judge, and
+the finding names it, so the revision knows what to fix. A value the cited sentence gives
+otherwise (10 hours for 24 hours) is left to the value cues, which call it contradicted.
+What the question itself holds is the premise, not what the claim adds, so values the
+question gives are not required.
+Across languages only identifiers and values are looked up (a romaji name or an English
+word is not written in a Japanese sentence); a topic is looked up only in a Japanese
+sentence. A claim without located quotes is left to the citation checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from grounded_rag.types import Citation, Evidence
+from grounded_rag.verification.evidence import (
+    content_tokens,
+    is_japanese,
+    key_tokens,
+    overlap,
+    split_sentences,
+    stem,
+)
+from grounded_rag.verification.values import (
+    extract_dates,
+    extract_quantities,
+    factor_of,
+    number_in,
+    prepare,
+    same_value,
+)
+
+_ABLATED = os.environ.get("GROUNDED_RAG_ABLATE", "").split(",")
+ENABLED = "coverage" not in _ABLATED
+"""The claim check (:func:`uncovered`). Switched off only to measure what it earns:
+``GROUNDED_RAG_ABLATE=coverage`` for any command (``grounded-rag eval``), or
+``benchmarks/first_corpus.py --without coverage``."""
+FOCUS_ENABLED = "focus" not in _ABLATED
+"""The answer check (:func:`focus_uncited`); ``GROUNDED_RAG_ABLATE=focus`` switches it off."""
+
+_REASON = {
+    "en": "The cited sentence does not name: {anchors}.",
+    "ja": "引用した文に次の語がありません：{anchors}。",
+}
+
+_IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][A-Za-z0-9-]*"
+                         r"(?![\w-])", re.ASCII)
+# A number glued to its unit ("10GB", "3h", "2nd") is a value, not an identifier.
+_VALUE_TOKEN = re.compile(r"^\d+(?:[.,]\d+)?(?:[a-z]{1,3}|st|nd|rd|th)$", re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-zA-Z]+(?:[-'][A-Za-z]+)*(?![\w-])")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\u30fc]+")
+_TOPIC = re.compile(r"^(.{1,30}?)(?:は|が)")
+_TOPIC_SPLIT = re.compile(r"[のやと、,・]|および|及び|または|又は")
+_DEMONSTRATIVE = re.compile(r"^(?:この|その|あの|本|当|同|各)")
+_MARKER = re.compile(r"\[\d+\]")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+NAME_STOP = frozenset({
+    "i", "a", "an", "the", "it", "its", "this", "that", "these", "those", "yes", "no", "if",
+    "in", "on", "at", "for", "with", "when", "while", "each", "every", "all", "and", "or",
+    "not", "he", "she", "they", "we", "you", "there", "however", "also", "both", "after",
+    "before", "during", "january", "february", "march", "april", "may", "june", "july",
+    "august", "september", "october", "november", "december", "monday", "tuesday",
+    "wednesday", "thursday", "friday", "saturday", "sunday",
+})
+"""Capitalised words that name no case: function words (a statement's first word, the word
+after a colon) and calendar words, which the value readings compare instead."""
+
+
+def cited_text(citations: Sequence[Citation], evidence: Mapping[str, Evidence]) -> tuple[str, str]:
+    """The sentences the citations' quotes lie in, and the cited chunks' headings."""
+    sentences: list[str] = []
+    headings: list[str] = []
+    for citation in citations:
+        chunk = evidence.get(citation.get("source_id", ""))
+        quote = (citation.get("quote") or "").strip()
+        if chunk is None or not quote:
+            continue
+        if chunk.get("title") and chunk["title"] not in headings:
+            headings.append(chunk["title"])
+        if chunk.get("section") and chunk["section"] not in headings:
+            headings.append(chunk["section"])
+        start, end = citation.get("start", -1), citation.get("end", -1)
+        if start < 0 or end <= start:
+            continue  # a quote not found in its chunk: the citation checks report it
+        hits = [s.text for s in split_sentences(chunk["text"]) if s.start < end and start < s.end]
+        if hits and all(h.lstrip().startswith("#") for h in hits):
+            hits = [chunk["text"]]  # a heading line cites the section under it
+        for text in hits or [quote]:
+            if text not in sentences:
+                sentences.append(text)
+    return " ".join(sentences), " / ".join(headings)
+
+
+def claim_uncovered(claim: Mapping[str, Any], evidence: Mapping[str, Evidence], *,
+                    question: str = "") -> tuple[list[str], Citation | None]:
+    """The anchors of ``claim`` its cited sentences lack, or the citation binding them.
+
+    A quote points at a sentence, and the pointer can be off: a heading line, the sentence
+    beside the one that holds the value, or another passage's line with the same figure (a
+    model that cites only a chunk gets its closest sentence). When one sentence of the
+    retrieved evidence holds every anchor and matches the claim's words at least as well as
+    the cited ones, the claim is re-cited to it (``([], citation)``) and judged against it.
+    The neighbouring error-code line never qualifies: it matches the claim's words worse.
+    ``([], None)``: covered as cited.
+    """
+    citations = claim.get("citations") or []
+    text = str(claim.get("text", ""))
+    sentences, heading = cited_text(citations, evidence)
+    missing = uncovered(text, sentences, heading, question=question)
+    if not missing:
+        return [], None
+    words = content_tokens(text)
+    best: tuple[float, Citation] | None = None
+    floor = overlap(words, sentences) if sentences.strip() else 0.0
+    for chunk in evidence.values():
+        own = " / ".join(h for h in (chunk.get("title", ""), chunk.get("section", "")) if h)
+        for s in split_sentences(chunk["text"]):
+            score = overlap(words, s.text)
+            if s.text in sentences or score < floor or (best and score <= best[0]):
+                continue
+            if not uncovered(text, s.text, own, question=question):
+                best = (score, Citation(source_id=chunk["source_id"], quote=s.text,
+                                        start=s.start, end=s.end, match=1.0))
+    if best is not None and best[0] > 0:
+        return [], best[1]
+    return missing, None
+
+
+def uncovered(claim: str, sentences: str, heading: str, *, question: str = "") -> list[str]:
+    """The anchors of ``claim`` its cited ``sentences`` and their ``heading`` lack.
+
+    Empty when there are no cited sentences (the citation checks judge those).
+    """
+    if not sentences.strip():
+        return []
+    claim = _MARKER.sub("", unicodedata.normalize("NFKC", claim)).strip()
+    sentences = unicodedata.normalize("NFKC", sentences)
+    heading = unicodedata.normalize("NFKC", heading)
+    cited = f"{sentences} {heading}"
+    # Written in Japanese means hiragana (particles, endings): an English claim may spell a
+    # Japanese name in katakana.
+    claim_ja = bool(_HIRAGANA.search(claim))
+    same_language = claim_ja == is_japanese(sentences)
+    missing: list[str] = []
+    for token in identifiers(claim):
+        if _squash(token) not in _squash(cited) and token not in missing:
+            missing.append(token)
+    if same_language or claim_ja:
+        # An English word in a Japanese claim (a product or plan name) is written so in the
+        # source too; a capitalised English word is a name only in an English source.
+        cited_words = {_word_key(w) for w in _LATIN_WORD.findall(cited)}
+        for name in names(claim, japanese=claim_ja):
+            if _word_key(name) not in cited_words and name not in missing:
+                missing.append(name)
+    # the digits of an identifier are part of its name, not a value
+    bare = _IDENTIFIER.sub(" ", claim)
+    missing += [v for v in _values_missing(bare, sentences, heading, question)
+                if v not in missing]
+    if claim_ja and is_japanese(sentences):
+        part = topic(claim)
+        if part and not _ja_found(part, cited):
+            missing.append(part)
+    return missing
+
+
+def reason(missing: Sequence[str], language: str) -> str:
+    """The finding's text for the anchors the cited sentence lacks."""
+    lang = "ja" if language.startswith("ja") else "en"
+    return _REASON[lang].format(anchors=("、" if lang == "ja" else ", ").join(missing))
+
+
+def identifiers(text: str) -> list[str]:
+    """Codes and model names: tokens of Latin letters and digits (``E3``, ``LX-3``)."""
+    norm = unicodedata.normalize("NFKC", text)
+    out = []
+    for m in _IDENTIFIER.finditer(norm):
+        token = m.group(0).strip("-")
+        if token and not _VALUE_TOKEN.match(token) and token not in out:
+            out.append(token)
+    return out
+
+
+def names(text: str, *, japanese: bool) -> list[str]:
+    """Names a claim gives.
+
+    Latin-script words in Japanese text; in English, capitalised words that do not open the
+    sentence or follow a colon.
+    """
+    norm = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    if japanese:
+        for m in _LATIN_WORD.finditer(norm):
+            w = m.group(0)
+            unit = norm[:m.start()].rstrip()[-1:].isdigit()  # 5 GB: a unit, read as a value
+            if len(w) > 1 and not unit and not any(c.isdigit() for c in w) and w not in out:
+                out.append(w)
+        return out
+    for m in _CAPITALISED.finditer(norm):
+        before = norm[:m.start()].rstrip()
+        if not before or before[-1] in ".:;!?\"'“(":
+            continue
+        word = m.group(0)
+        if word.lower() not in NAME_STOP and word not in out:
+            out.append(word)
+    return out
+
+
+def topic(claim: str) -> str:
+    """The first part of what a Japanese claim is about: 雑誌 of 「雑誌の貸出期間は…」."""
+    m = _TOPIC.match(claim.strip())
+    if not m:
+        return ""
+    phrase = _DEMONSTRATIVE.sub("", m.group(1))
+    for part in _TOPIC_SPLIT.split(phrase):
+        part = part.strip()
+        if _CJK_RUN.search(part) and len("".join(_CJK_RUN.findall(part))) >= 2:
+            return part
+        if part:
+            return ""  # opens with a Latin word or kana only: the names check reads it
+    return ""
+
+
+def _ja_found(part: str, cited: str) -> bool:
+    """Whether the topic part is in the cited text, whole or by half its bigrams.
+
+    育児中 is found in 育児または介護を行う従業員.
+    """
+    if part in cited:
+        return True
+    grams = {run[i:i + 2] for run in _CJK_RUN.findall(part) for i in range(len(run) - 1)}
+    grams |= {run for run in _CJK_RUN.findall(part) if len(run) == 1}
+    if not grams:
+        return True
+    return sum(g in cited for g in grams) / len(grams) >= 0.5
+
+
+def _values_missing(claim: str, sentences: str, heading: str, question: str) -> list[str]:
+    xlang = is_japanese(claim) != is_japanese(sentences)
+    cited = prepare(f"{sentences} {heading}", xlang=xlang)
+    ev_dates, rest = extract_dates(cited)
+    ev_quantities = extract_quantities(rest, xlang=xlang)
+    asked = prepare(question, xlang=xlang).lower() if question.strip() else ""
+    cl_dates, cl_rest = extract_dates(prepare(claim, xlang=xlang))
+    missing = []
+    for q in extract_quantities(cl_rest, xlang=xlang):
+        if any(e.dim == q.dim and same_value(e.value, q.value) for e in ev_quantities):
+            continue
+        if q.dim == "number" and number_in(q.value, ev_quantities):
+            continue
+        if q.dim != "number" and number_in(q.value / factor_of(q), ev_quantities):
+            continue  # the same number in another unit wording: the value cues compare them
+        if asked and q.text.lower() in asked:
+            continue
+        if q.dim != "number" and any(e.dim == q.dim for e in ev_quantities):
+            continue  # another value of its kind: the value cues call that a contradiction
+        missing.append(q.text)
+    for d in cl_dates:
+        if any(e.compatible(d) and e.shares_field(d) for e in ev_dates):
+            continue
+        if any(e.shares_field(d) for e in ev_dates):
+            continue  # another date: the value cues call that a contradiction
+        if asked and d.text.lower() in asked:
+            continue
+        missing.append(d.text)
+    return missing
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s-]", "", text).lower()
+
+
+def _word_key(word: str) -> str:
+    return stem(word.lower()).rstrip("e")[:6]
+
+
+_ASKING_WORDS = frozenset(
+    "what when where who whom whose which why how much many long often far old large big "
+    "kind type sort way happen happens happened mean means meant tell me about describe "
+    "explain list name give show say says said know".split())
+"""English words that say how a question asks, not what it is about."""
+_ASKING_JA = re.compile(r"何|なに|なん|いつ|どこ|誰|だれ|どなた|いくら|いくつ|どの|どう|なぜ|どれ")
+
+
+def focus_uncited(question: str, statements: Sequence[Mapping[str, object]],
+                  evidence: Sequence[Evidence]) -> list[str]:
+    """The question's focus words when no sentence the answer cites holds any of them.
+
+    "How often should the Brio K2 be descaled?" answered with the warranty sentence of the
+    same manual: the product's name is in every section, the question's own word
+    (*descaled*) in none of what was cited. Focus words are the question's content words
+    (:func:`key_tokens`: English stems, kanji / katakana bigrams) less the words that ask
+    (how, often, 何, いつ …) and the words of the cited documents' titles, which every
+    section shares. One of them in a cited sentence or its section heading is enough (a
+    paraphrase keeps one word of the question more often than not); none means the answer
+    speaks of something else. Read in one language only: an English question over Japanese
+    sentences shares no words with them. For questions that ask for a thing (what, when,
+    何, いつ …); a yes/no question's predicate is :mod:`asked`'s.
+    """
+    ja = is_japanese(question)
+    by_id = {e["source_id"]: e for e in evidence}
+    sentences: list[str] = []
+    sections: list[str] = []
+    titles: list[str] = []
+    for statement in statements:
+        cites = statement.get("citations") or []
+        assert isinstance(cites, list)
+        text, _ = cited_text(cites, by_id)
+        if not text.strip():
+            continue
+        if is_japanese(text) != ja:
+            return []
+        sentences.append(text)
+        for c in cites:
+            chunk = by_id.get(c.get("source_id", ""))
+            if chunk is None:
+                continue
+            title, _, heading = chunk.get("title", "").partition(" — ")
+            titles.append(title)
+            sections += [heading, chunk.get("section", "")]
+    if not sentences:
+        return []
+    asked = _MARKER.sub("", _ASKING_JA.sub(" ", question) if ja else question)
+    title_keys = {_focus_key(t) for t in key_tokens(" ".join(titles))}
+    focus = [t for t in sorted(key_tokens(asked))
+             if not t[0].isdigit() and (ja or len(t) > 1)  # "k" of "K2" names nothing alone
+             and t not in _ASKING_WORDS and _focus_key(t) not in title_keys]
+    cited = " ".join(sentences + sections)
+    codes = identifiers(question)  # E3 in "what does E3 mean": the most specific focus
+    if codes and any(_squash(c) in _squash(cited) for c in codes):
+        return []
+    focus = codes + focus
+    if not focus:
+        return []
+    if ja:  # 塔 is written in 時計塔, whose bigrams do not hold it alone
+        compact = unicodedata.normalize("NFKC", cited).lower()
+        return [] if any(t in compact for t in focus) else focus
+    cited_keys = {_focus_key(t) for t in key_tokens(cited)}
+    return [] if any(_focus_key(t) in cited_keys for t in focus) else focus
+
+
+def _focus_key(token: str) -> str:
+    """A Latin stem's first five letters, a final e aside.
+
+    descal / descale, monthly / month, cod / code.
+    """
+    return token.rstrip("e")[:5] if token.isascii() else token
