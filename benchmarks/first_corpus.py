@@ -122,22 +122,21 @@ def main() -> int:
                     "frozen_corpus and its questions.jsonl")
     ap.add_argument("--out", type=Path, help="also write one JSON line per question")
     ap.add_argument("--without", default="",
-                    help="checks to switch off, to measure what they earn: coverage, focus "
-                    "or both (comma-separated)")
+                    help="rules to switch off, to measure what they earn (comma-separated "
+                    "names of grounded_rag.verification.rules.RULES: coverage, focus, ...)")
     ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     ap.add_argument("--only", default="", help="ask only the questions containing this text")
     args = ap.parse_args()
 
     from grounded_rag.graph import build_graph
     from grounded_rag.retrieval import ingest_paths, open_retriever
-    from grounded_rag.verification import coverage
+    from grounded_rag.verification import rules
     from grounded_rag.verification.evidence import is_japanese
 
     off = set(args.without.split(",")) - {""}
-    if off - {"coverage", "focus"}:
-        ap.error(f"--without: unknown check(s) {sorted(off - {'coverage', 'focus'})}")
-    coverage.ENABLED = "coverage" not in off
-    coverage.FOCUS_ENABLED = "focus" not in off
+    if rules.unknown(off):
+        ap.error(f"--without: unknown rule(s) {rules.unknown(off)}; known: {sorted(rules.RULES)}")
+    rules.switch_off(off)
     store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
     corpus = FROZEN / "docs" if args.corpus == "frozen" else CORPUS
     ingest_paths([corpus], store, progress=False)
@@ -153,7 +152,9 @@ def main() -> int:
     questions = [q for q in questions if args.only in q["q"]]
     for item in questions:
         t0 = time.perf_counter()
+        fired_before = rules.counts()
         row = run_one(graph, item["q"], settings, scorer)
+        row["rules_fired"] = rules.since(fired_before)
         row["elapsed_s"] = round(time.perf_counter() - t0, 2)
         answered = row["status"] == "answered"
         text = row["answer"]

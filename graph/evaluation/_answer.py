@@ -14,6 +14,7 @@ from grounded_rag.evaluation._datasets import EvalItem, classify_baseline
 from grounded_rag.evaluation._verify import InstrumentedVerifier
 from grounded_rag.retrieval.base import Retriever
 from grounded_rag.types import Evidence
+from grounded_rag.verification import rules
 from grounded_rag.verification.modes import claim_to_check
 
 RetrieverFactory = Callable[[list[dict[str, str]]], Retriever]
@@ -138,6 +139,7 @@ def answer_item(
     chats = chat_call_counter()
     config = {"configurable": dict(configurable), "callbacks": [usage, chats]}
     before = verifier.counts()
+    fired_before = rules.counts()
     drafts: list[dict[str, Any]] = []
     checks: list[list[dict[str, Any]]] = []
     final: dict[str, Any] = {}
@@ -227,6 +229,8 @@ def answer_item(
         "citations": citations,
         "drafts": drafts,
         "checks": checks,
+        # the deterministic rules that changed an outcome on this question (rules.RULES)
+        "rules_fired": rules.since(fired_before),
         "retrieved_doc_ids": [e["doc_id"] for e in retrieved],
         "best_relevance": max((e["relevance"] for e in retrieved), default=0.0),
         "gold_doc_ids": sorted(gold_docs),

@@ -12,6 +12,7 @@ from grounded_rag.lang import detect_language
 from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
+from grounded_rag.verification import rules
 from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
 from grounded_rag.verification.gated_sources import below_gate_statements, source_findings
@@ -42,7 +43,9 @@ def check_citations(
             unrelated = set(unrelated_statements(question, kept))
             dropped = [s for i, s in enumerate(kept) if i in unrelated]
             kept = [s for i, s in enumerate(kept) if i not in unrelated]
-            other = set(other_case_statements(question, kept))
+            other = (set(other_case_statements(question, kept))
+                     if rules.enabled("other_case") else set())
+            rules.fired("other_case", len(other))
             elsewhere = [s for i, s in enumerate(kept) if i in other]
             kept = [s for i, s in enumerate(kept) if i not in other]
             gated = set(below_gate_statements(kept, evidence, asked, settings.abstain_threshold))

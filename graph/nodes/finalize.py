@@ -14,6 +14,7 @@ from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import answering_statements, earlier_attempt, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
+from grounded_rag.verification import rules
 from grounded_rag.verification.partial import all_pass
 from grounded_rag.verification.same_value import both_country_lead, same_value_lead
 from grounded_rag.verification.yes_lead import yes_lead
@@ -88,13 +89,17 @@ def _restatements_left_out(findings: list[Finding], keep: list[int]) -> list[Fin
 
 def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, list[Finding]]:
     """A "Yes" / "No" the verified statements settle, in front of an English answer."""
-    if yes_lead(question, statements):
+    if rules.enabled("yes_lead") and yes_lead(question, statements):
+        rules.fired("yes_lead")
         return f"Yes. {answer}", [{  # each compared thing's statement says what was asked
             "type": "yes_lead", "severity": "info", "claim_index": -1,
             "detail": "Each thing the question compares has a verified statement saying "
                       "what was asked of it: the answer opens with Yes."}]
+    if not rules.enabled("same_value_lead"):
+        return answer, []
     country = both_country_lead(question, statements)
     if country is not None:
+        rules.fired("same_value_lead")
         return f"{country}. {answer}", [{  # the asked country against each quoted one
             "type": "same_value_lead", "severity": "info", "claim_index": -1,
             "detail": "The quoted sources give a compared thing another country than the "
@@ -104,6 +109,7 @@ def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, lis
     verdict = same_value_lead(question, statements)
     if verdict is None:
         return answer, []
+    rules.fired("same_value_lead")
     return f"{verdict}. {answer}", [{  # the two quoted values compared
         "type": "same_value_lead", "severity": "info", "claim_index": -1,
         "detail": f"The quoted sources give each compared thing one value of what the "

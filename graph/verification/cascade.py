@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 
 from grounded_rag.types import Evidence
+from grounded_rag.verification import rules
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier, statement_of
 from grounded_rag.verification.cloze import cloze_sentence
 from grounded_rag.verification.cues import CueReport, check_claim
@@ -177,6 +178,8 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
         asked=claim.get("asked", ""),
     )
     if report.decided is not None:
+        for kind in dict.fromkeys(c.kind for c in report.cues if c.decisive):
+            rules.fired(kind)
         verdict = ClaimVerdict(
             verdict=report.decided,
             reason=report.reason,
@@ -184,15 +187,17 @@ def prepare_claim(claim: ClaimToCheck, language: str) -> PreparedClaim:
             support=0.0,
         )
         return PreparedClaim(selected, report, verdict, None)
-    copied = copied_sentence(claim["text"], evidence)
+    copied = copied_sentence(claim["text"], evidence) if rules.enabled("copy") else ""
     if copied:
+        rules.fired("copy")
         # A sentence of the source, word for word: it says what the source says.
         verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=copied,
                                support=1.0, judge="copy")
         return PreparedClaim(selected, report, verdict, None)
     filled = cloze_sentence(claim["text"], claim["question"], evidence) if claim.get(
-        "question") else ""
+        "question") and rules.enabled("cloze") else ""
     if filled:
+        rules.fired("cloze")
         # A bare value that fills the one gap a source sentence leaves in the question.
         verdict = ClaimVerdict(verdict="supported", reason="", evidence_quote=filled,
                                support=1.0, judge="cloze")

@@ -31,7 +31,6 @@ sentence. A claim without located quotes is left to the citation checks.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -54,14 +53,6 @@ from grounded_rag.verification.values import (
     prepare,
     same_value,
 )
-
-_ABLATED = os.environ.get("GROUNDED_RAG_ABLATE", "").split(",")
-ENABLED = "coverage" not in _ABLATED
-"""The claim check (:func:`uncovered`). Switched off only to measure what it earns:
-``GROUNDED_RAG_ABLATE=coverage`` for any command (``grounded-rag eval``), or
-``benchmarks/first_corpus.py --without coverage``."""
-FOCUS_ENABLED = "focus" not in _ABLATED
-"""The answer check (:func:`focus_uncited`); ``GROUNDED_RAG_ABLATE=focus`` switches it off."""
 
 _REASON = {
     "en": "The cited sentence does not name: {anchors}.",
@@ -355,6 +346,12 @@ def focus_uncited(question: str, statements: Sequence[Mapping[str, object]],
     codes = identifiers(question)  # E3 in "what does E3 mean": the most specific focus
     if codes and any(_squash(c) in _squash(cited) for c in codes):
         return []
+    # An identifier the question names that nothing cited holds, not even a cited
+    # document's title ("E6" of a manual listing E1-E5): the answer is about another thing,
+    # whatever other word of the question its section shares.
+    held = _squash(" ".join([cited, *titles]))
+    if [c for c in codes if _squash(c) not in held]:
+        return [c for c in codes if _squash(c) not in held]
     focus = codes + focus
     if not focus:
         return []

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from grounded_rag.verification import rules
 from grounded_rag.verification._cue_messages import MESSAGES as _MSG
 
 # Names imported ``as`` themselves are re-exported: callers import them from here (the name
@@ -378,6 +379,7 @@ def check_claim(
                 msg["altered_copy"].format(sentence=sentence, cl=cl_span, ev=ev_span),
             )
         )
+    decisive = [c for c in decisive if rules.enabled(c.kind)]
     decisive.sort(key=lambda c: c.verdict != "contradicted")  # contradictions first
     return CueReport(tuple(decisive + soft))
 

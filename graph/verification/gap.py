@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from grounded_rag.types import Evidence
+from grounded_rag.verification import rules
 from grounded_rag.verification.abbrev import asked_phrase, paired_forms
 from grounded_rag.verification.evidence import split_sentences
 from grounded_rag.verification.place import US_STATES, state_fillers, states_in
@@ -142,7 +143,11 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     English question for a U.S. state, by the one state the passage it is about names
     (``place.state_fillers``).
     """
-    pairs = paired_forms(question, evidence) or state_fillers(question, evidence)
+    pairs = paired_forms(question, evidence) if rules.enabled("abbrev_filler") else []
+    rules.fired("abbrev_filler", bool(pairs))
+    if not pairs and rules.enabled("state_filler"):
+        pairs = state_fillers(question, evidence)
+        rules.fired("state_filler", bool(pairs))
     if pairs:
         return pairs
     found: list[tuple[str, str]] = []

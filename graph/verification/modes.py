@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from grounded_rag.prompts import verification as texts
 from grounded_rag.types import Claim, Evidence, Finding, VerificationState
-from grounded_rag.verification import coverage
+from grounded_rag.verification import coverage, rules
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.evidence import is_japanese
 from grounded_rag.verification.twins import twin_subjects
@@ -106,16 +106,19 @@ def judge_claims(
     """
     # A statement copied onto a second subject is decided before any judge (``twins``), and
     # so is one that names what the sentence it cites does not (``coverage``).
-    early = twin_subjects(claims, language, evidence)
+    early = twin_subjects(claims, language, evidence) if rules.enabled("twins") else {}
+    rules.fired("twins", len(early))
     by_id = {e["source_id"]: e for e in evidence}
     moved: list[Finding] = []
     for i in indices:
-        if i in early or not coverage.ENABLED:
+        if i in early or not rules.enabled("coverage"):
             continue
         missing, recited = coverage.claim_uncovered(claims[i], by_id, question=question)
         if missing:
             early[i] = coverage.reason(missing, language)
+            rules.fired("coverage")
         elif recited is not None:
+            rules.fired("coverage")
             before = "; ".join(c.get("quote", "") for c in claims[i]["citations"])
             claims[i]["citations"] = [recited]
             moved.append({"type": "citation_moved", "severity": "info", "claim_index": i,

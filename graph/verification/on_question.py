@@ -20,7 +20,7 @@ from typing import Literal
 from grounded_rag.prompts import addresses as asked_texts
 from grounded_rag.prompts import feedback as texts
 from grounded_rag.types import Claim, Evidence, Finding
-from grounded_rag.verification import asked, counts, coverage
+from grounded_rag.verification import asked, counts, coverage, rules
 from grounded_rag.verification.echoes import echoes_feedback
 from grounded_rag.verification.evidence import key_tokens, split_sentences, stem
 from grounded_rag.verification.gap import gap_fillers, gap_unwritten
@@ -239,7 +239,7 @@ def off_question_findings(
     unwritten = gap_unwritten([s["text"] for s in statements], found)
     uncited = topic_uncited(question, statements, evidence)
     unfocused = (coverage.focus_uncited(question, statements, evidence)
-                 if coverage.FOCUS_ENABLED and _WH.search(question) else [])
+                 if rules.enabled("focus") and _WH.search(question) else [])
     for index, statement in enumerate(statements):
         tokens = key_tokens(statement["text"]) if restating else set()
         # What the statement adds to the question, beyond numbering and single characters
@@ -251,12 +251,14 @@ def off_question_findings(
         reason = kind_name = ""
         if asks_back(statement["text"]):
             reason = texts.OFF_QUESTION_REASONS[lang]["asks"]
-        elif echoes_feedback(statement["text"]):
+        elif rules.enabled("echoes") and echoes_feedback(statement["text"]):
+            rules.fired("echoes")
             reason = texts.OFF_QUESTION_REASONS[lang]["feedback"]
         elif tokens and not adds and any(tokens <= h for h in heading_tokens):
             reason = texts.OFF_QUESTION_REASONS[lang]["heading"]
         elif tokens and not any(f in statement["text"] for f in fillers) and (
-                tokens <= question_tokens or restates_itself(statement["text"], question)):
+                tokens <= question_tokens or (rules.enabled("restates")
+                                              and restates_itself(statement["text"], question))):
             reason = texts.OFF_QUESTION_REASONS[lang]["question"]
         elif unwritten:
             reason = texts.OFF_QUESTION_REASONS[lang]["gap"].format(filler=unwritten)

@@ -4,7 +4,7 @@ sentence it cites (or its heading), or the claim is not supported."""
 from __future__ import annotations
 
 from grounded_rag.types import Citation, Claim, Evidence
-from grounded_rag.verification import coverage
+from grounded_rag.verification import rules
 from grounded_rag.verification.coverage import cited_text, identifiers, names, topic, uncovered
 from grounded_rag.verification.modes import judge_claims
 from tests.fakes import ScriptedVerifier
@@ -107,14 +107,14 @@ def test_judge_claims_decides_an_uncovered_claim_without_the_judge() -> None:
     assert claims[0]["verdict"] == "neutral" and "F1" in claims[0]["reason"]
     assert [f["claim_index"] for f in findings if f["type"] == "unsupported"] == [0]
     assert judge.calls == [[right["text"]]]
-    coverage.ENABLED = False
+    rules.switch_off({"coverage"})
     try:
         claims = [dict(wrong)]  # type: ignore[list-item]
         judge_claims(claims, [0], [chunk], ScriptedVerifier(), execution="batch",  # type: ignore[arg-type]
                      language="en")
         assert claims[0]["verdict"] == "supported"
     finally:
-        coverage.ENABLED = True
+        rules._OFF.discard("coverage")
 
 
 def test_an_answer_whose_cited_sentences_hold_no_focus_word_of_the_question() -> None:
@@ -140,6 +140,24 @@ def test_an_answer_whose_cited_sentences_hold_no_focus_word_of_the_question() ->
     assert focus_uncited("粗大ごみの手数料はいくらですか？", [burnable], [ja]) != []
     # across languages the words cannot be compared: nothing is claimed
     assert focus_uncited("Which days is burnable waste collected?", [burnable], [ja]) == []
+
+
+def test_an_identifier_of_the_question_that_nothing_cited_holds_is_the_focus() -> None:
+    from grounded_rag.verification.coverage import focus_uncited
+
+    text = "E3: the water tank is empty.\nDescale the kettle every 4 weeks."
+    chunk = _chunk("manual#sec5", text, "Aqua 7 Coffee Maker — Error codes and care")
+    descale = Claim(text="Descale the kettle every 4 weeks[1].", citations=[
+        _cite(chunk, "Descale the kettle every 4 weeks.")])
+    e3 = Claim(text="E3 means the water tank is empty[1].", citations=[
+        _cite(chunk, "E3: the water tank is empty.")])
+    # "error" and "code" are in the section heading, "E6" in nothing cited
+    assert focus_uncited("What does error code E6 mean on the Aqua 7?", [descale], [chunk]) \
+        == ["E6"]
+    assert focus_uncited("What does error code E3 mean on the Aqua 7?", [e3], [chunk]) == []
+    # the product's own model number is in the title: not an unheld identifier
+    assert focus_uncited("What does the Aqua 7 error code list say about descaling?",
+                         [descale], [chunk]) == []
 
 
 def test_a_claim_is_re_cited_to_the_one_sentence_that_binds_what_it_names() -> None:
