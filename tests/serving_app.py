@@ -178,14 +178,18 @@ def create_test_app() -> Any:
                       limits=Limits.from_env())
 
 
+_FIRST_SENTENCE = re.compile(r"^S(\d+)\.1 (.+)$", re.MULTILINE)
+
+
 class CiteTopPassages(FakeProviderModel):
-    """Writes one statement per passage shown (``S1``..``S3``), citing it by its handle."""
+    """Writes one statement per passage shown (``S1``..``S3``): its first sentence, cited by
+    its handle (a statement the verifier's coverage check lets through, whatever it cites)."""
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
-        statements = [_statement(f"Passage {n} says what the fruit costs.", f"S{n}")
-                      for n in (1, 2, 3)]
+        shown = dict(_FIRST_SENTENCE.findall(str(messages[-1].content)))
+        statements = [_statement(shown[str(n)], f"S{n}.1") for n in (1, 2, 3)]
         content = json.dumps({"answerable": True, "statements": statements})
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content))])
 

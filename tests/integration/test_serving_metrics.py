@@ -86,7 +86,9 @@ def test_a_scrape_of_any_worker_counts_every_request(tmp_path, postgres, workers
                             "--checkpointer", postgres, name=f"metrics-{workers}w",
                             GR_TEST_SLOW_DELAY="4", **env) as server:
         worker_health(server, workers)
-        run = uuid.uuid4().hex[:6]
+        # Letters only: a code such as "a3f9c1" in a question that no source holds is a
+        # thing the documents do not mention, and the answer abstains (coverage.focus_uncited).
+        run = uuid.uuid4().hex[:6].translate(str.maketrans("0123456789", "ghijklmnop"))
         answered = abstained = 0
         # Send until every worker has served some (new connections spread over them).
         for _ in range(10):
