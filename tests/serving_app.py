@@ -178,18 +178,22 @@ def create_test_app() -> Any:
                       limits=Limits.from_env())
 
 
-_FIRST_SENTENCE = re.compile(r"^S(\d+)\.1 (.+)$", re.MULTILINE)
+_SHOWN_SENTENCE = re.compile(r"^S(\d+)\.(\d+) (.+)$", re.MULTILINE)
 
 
 class CiteTopPassages(FakeProviderModel):
-    """Writes one statement per passage shown (``S1``..``S3``): its first sentence, cited by
+    """Writes one statement per passage shown (``S1``..``S3``): its longest sentence, cited by
     its handle (a statement the verifier's coverage check lets through, whatever it cites)."""
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
-        shown = dict(_FIRST_SENTENCE.findall(str(messages[-1].content)))
-        statements = [_statement(shown[str(n)], f"S{n}.1") for n in (1, 2, 3)]
+        longest: dict[str, tuple[str, str]] = {}  # passage -> (sentence number, text)
+        for p, i, text in _SHOWN_SENTENCE.findall(str(messages[-1].content)):
+            if len(text) > len(longest.get(p, ("", ""))[1]):  # a sentence, not its heading
+                longest[p] = (i, text)
+        statements = [_statement(longest[str(n)][1], f"S{n}.{longest[str(n)][0]}")
+                      for n in (1, 2, 3)]
         content = json.dumps({"answerable": True, "statements": statements})
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content))])
 
