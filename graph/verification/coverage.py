@@ -343,16 +343,17 @@ def focus_uncited(question: str, statements: Sequence[Mapping[str, object]],
              if not t[0].isdigit() and (ja or len(t) > 1)  # "k" of "K2" names nothing alone
              and t not in _ASKING_WORDS and _focus_key(t) not in title_keys]
     cited = " ".join(sentences + sections)
-    codes = identifiers(question)  # E3 in "what does E3 mean": the most specific focus
+    # E3 in "what does E3 mean": the most specific focus. A code the cited documents'
+    # titles hold (the product's model number) is in every section and picks out none.
+    in_titles = _squash(" ".join(titles))
+    codes = [c for c in identifiers(question) if _squash(c) not in in_titles]
     if codes and any(_squash(c) in _squash(cited) for c in codes):
         return []
-    # An identifier the question names that nothing cited holds, not even a cited
-    # document's title ("E6" of a manual listing E1-E5): the answer is about another thing,
-    # whatever other word of the question its section shares.
-    held = _squash(" ".join([cited, *titles]))
-    if [c for c in codes if _squash(c) not in held]:
-        return [c for c in codes if _squash(c) not in held]
-    focus = codes + focus
+    # An identifier the question names that nothing cited holds ("E6" of a manual listing
+    # E1-E5): the answer is about another thing, whatever other word of the question its
+    # section shares.
+    if codes:
+        return codes
     if not focus:
         return []
     if ja:  # 塔 is written in 時計塔, whose bigrams do not hold it alone

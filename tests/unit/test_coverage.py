@@ -158,6 +158,19 @@ def test_an_identifier_of_the_question_that_nothing_cited_holds_is_the_focus() -
     # the product's own model number is in the title: not an unheld identifier
     assert focus_uncited("What does the Aqua 7 error code list say about descaling?",
                          [descale], [chunk]) == []
+    # a model number that is an identifier (X9), held by the title and by the section path
+    # the store records (as every section of the document does): E6 is still unheld
+    velo = Evidence(**{**_chunk("velo#sec4", text, "Velo X9 Coffee Maker — Error codes and care"),
+                       "section": "Velo X9 Coffee Maker > Error codes and care"})
+    descale_x9 = Claim(text="Descale the kettle every 4 weeks[1].", citations=[
+        _cite(velo, "Descale the kettle every 4 weeks.")])
+    e3_x9 = Claim(text="E3 means the water tank is empty[1].", citations=[
+        _cite(velo, "E3: the water tank is empty.")])
+    assert focus_uncited("What does error code E6 mean on the Velo X9?", [descale_x9],
+                         [velo]) == ["E6"]
+    assert focus_uncited("What does error code E3 mean on the Velo X9?", [e3_x9], [velo]) == []
+    assert focus_uncited("How often should the Velo X9 be descaled?", [descale_x9],
+                         [velo]) == []
 
 
 def test_a_claim_is_re_cited_to_the_one_sentence_that_binds_what_it_names() -> None:
