@@ -35,11 +35,3 @@ def late_warning(claim: str, verdict: str, reason: str, language: str) -> str:
     suffix = f" {reason.strip()}" if reason.strip() else ""
     return LATE_WARNING[lang].format(claim=claim, verdict=phrase, reason=suffix)
 
-TWIN_REASON = {
-    "en": ("The cited sentence does not say this of its subject; the answer says the same "
-           'thing of another one: "{twin}"'),
-    "ja": "引用された文はこの主語について述べていません。回答は同じ内容を別の主語についても"
-          "述べています:「{twin}」",
-}
-"""The reason for a claim that repeats another claim of the answer with its subject changed,
-both citing one sentence that does not name this claim's subject (``verification.twins``)."""

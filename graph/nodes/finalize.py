@@ -14,10 +14,7 @@ from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import answering_statements, earlier_attempt, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
-from grounded_rag.verification import rules
 from grounded_rag.verification.partial import all_pass
-from grounded_rag.verification.same_value import both_country_lead, same_value_lead
-from grounded_rag.verification.yes_lead import yes_lead
 
 
 def finalize_answer(
@@ -43,9 +40,6 @@ def finalize_answer(
     if keep is not None:  # the revisions are spent, or needless: deliver the part that holds
         statements, claims, dropped = _verified_part(statements, claims, keep)
     answer, sources = _compose(statements, state.get("evidence", []), language)
-    extra: list[Finding] = []
-    if language == "en":
-        answer, extra = _lead(state.get("question", ""), statements, answer)
     verification = state.get("verification") or "complete"
     final = settled(claims, state, parts.settings(runtime, config), verification)
     flags = answer_flags(state)
@@ -62,8 +56,7 @@ def finalize_answer(
     return {
         "status": "answered", "answer": answer, "sources": sources, **final,
         **({"draft": state.get("draft")} if earlier is not None else {}),
-        **({"findings": [*state.get("findings", []), *extra]}
-           if earlier is not None or extra or restated else {}),
+        **({"findings": state.get("findings", [])} if earlier is not None or restated else {}),
         "removed_claims": removed_claims([*state.get("history", []), {"claims": dropped}],
                                          final["claims"]),
         "flags": flags, "verification": verification,
@@ -85,36 +78,6 @@ def _restatements_left_out(findings: list[Finding], keep: list[int]) -> list[Fin
                  "detail": f"Left out of the answer: {f['detail']}"}
         out.append(f)
     return out
-
-
-def _lead(question: str, statements: list[Claim], answer: str) -> tuple[str, list[Finding]]:
-    """A "Yes" / "No" the verified statements settle, in front of an English answer."""
-    if rules.enabled("yes_lead") and yes_lead(question, statements):
-        rules.fired("yes_lead")
-        return f"Yes. {answer}", [{  # each compared thing's statement says what was asked
-            "type": "yes_lead", "severity": "info", "claim_index": -1,
-            "detail": "Each thing the question compares has a verified statement saying "
-                      "what was asked of it: the answer opens with Yes."}]
-    if not rules.enabled("same_value_lead"):
-        return answer, []
-    country = both_country_lead(question, statements)
-    if country is not None:
-        rules.fired("same_value_lead")
-        return f"{country}. {answer}", [{  # the asked country against each quoted one
-            "type": "same_value_lead", "severity": "info", "claim_index": -1,
-            "detail": "The quoted sources give a compared thing another country than the "
-                      "one asked: the answer opens with No." if country == "No" else
-                      "The quoted sources give each compared thing the country asked: the "
-                      "answer opens with Yes."}]
-    verdict = same_value_lead(question, statements)
-    if verdict is None:
-        return answer, []
-    rules.fired("same_value_lead")
-    return f"{verdict}. {answer}", [{  # the two quoted values compared
-        "type": "same_value_lead", "severity": "info", "claim_index": -1,
-        "detail": f"The quoted sources give each compared thing one value of what the "
-                  f"question compares, and they are {'' if verdict == 'Yes' else 'not '}"
-                  f"the same: the answer opens with {verdict}."}]
 
 
 def _earlier_in_other_language(state: State) -> dict[str, Any] | None:

@@ -19,8 +19,6 @@ MESSAGES = {
         "\u201c{ev}\u201d",
         "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
         "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
-        "kin_relation": "The evidence relates these two as {ev}, not {cl}: \u201c{sentence}\u201d",
-        "country_mismatch": "The evidence gives {ev} here, not {cl}: \u201c{sentence}\u201d",
         "decade_only": "The evidence gives only the decade {ev}, not {cl}.",
         "day_unstated": "The evidence gives {ev} without a day, not {cl}.",
         "value_binding": "The evidence gives {cl} for {ev}, not for {case}; for {case} it "
@@ -41,11 +39,8 @@ MESSAGES = {
         "role_swap": "主張は動作の主体と対象が入れ替わっています。根拠では「{ev}」です（{cl}）。",
         "hedged": "根拠はこれを事実として述べていません（「{cl}」）:「{ev}」",
         "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
-        "country_mismatch": "根拠が挙げる国は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
         "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
         "「{cl}」についてではありません:「{sentence}」",
-        "kin_relation": "根拠ではこの二人の関係は「{ev}」であり、「{cl}」ではありません:"
-        "「{sentence}」",
         "decade_only": "根拠は年代（{ev}）しか述べておらず、「{cl}」とは述べていません。",
         "day_unstated": "根拠は「{ev}」としか述べておらず、「{cl}」という日付は述べていません。",
         "value_binding": "根拠が「{cl}」とするのは「{ev}」についてで、「{case}」については"

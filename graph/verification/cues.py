@@ -28,7 +28,6 @@ from grounded_rag.verification._cue_values import _clause_context, _gloss, _iso
 from grounded_rag.verification.binding import misbound_value
 from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY as ALTERED_COPY_SIMILARITY
 from grounded_rag.verification.copies import altered_copy
-from grounded_rag.verification.country import country_mismatch
 from grounded_rag.verification.evidence import (
     content_tokens,
     is_japanese,
@@ -36,7 +35,6 @@ from grounded_rag.verification.evidence import (
     split_sentences,
 )
 from grounded_rag.verification.hedges import hedged_clause
-from grounded_rag.verification.kin import wrong_relation
 from grounded_rag.verification.roles import role_swap
 from grounded_rag.verification.romaji import proper_names, unread_names
 from grounded_rag.verification.subjects import swapped_subject, swapped_subject_ja
@@ -68,12 +66,10 @@ CueKind = Literal[
     "hedged",
     "tax_mismatch",
     "subject_swap",
-    "kin_relation",
     "decade_only",
     "day_unstated",
     "value_binding",
     "reading_missing",
-    "country_mismatch",
 ]
 
 @dataclass(frozen=True)
@@ -345,20 +341,13 @@ def check_claim(
         decisive.append(Cue("tax_mismatch", True, cl_words, ev_words, sentences[i],
                             msg["tax_mismatch"].format(ev=ev_words, cl=cl_words,
                                                        sentence=sentences[i])))
-    # the cited texts only; the question whatever the claim's form (its premise is not added)
-    country = country_mismatch(claim, scoped, question or asked) if lang != "ja" else None
-    if country is not None and not xlang:
-        sentence, cl_country, ev_country = country
-        decisive.append(Cue("country_mismatch", True, cl_country, ev_country, sentence,
-                            msg["country_mismatch"].format(ev=ev_country, cl=cl_country,
-                                                           sentence=sentence)))
-    found_by: dict[CueKind, tuple[str, str, str] | None] = {  # whose statement; which kin
-        "subject_swap": swapped_subject(claim, sentences) if lang != "ja"
-        else swapped_subject_ja(claim, sentences),
-        "kin_relation": wrong_relation(claim, sentences) if lang != "ja" else None}
-    for kind, (sentence, cl_name, ev_name) in ((k, f) for k, f in found_by.items() if f):
-        decisive.append(Cue(kind, True, cl_name, ev_name, sentence,
-                            msg[kind].format(ev=ev_name, cl=cl_name, sentence=sentence)))
+    swapped = (swapped_subject(claim, sentences) if lang != "ja"  # whose statement it is
+               else swapped_subject_ja(claim, sentences))
+    if swapped is not None:
+        sentence, cl_name, ev_name = swapped
+        decisive.append(Cue("subject_swap", True, cl_name, ev_name, sentence,
+                            msg["subject_swap"].format(ev=ev_name, cl=cl_name,
+                                                       sentence=sentence)))
     bound = misbound_value(claim, sentences, xlang=xlang) if not decisive else None
     if bound is not None:
         ev, case = "、".join(bound.value_cases), "、".join(bound.claim_cases)

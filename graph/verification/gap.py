@@ -24,10 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from grounded_rag.types import Evidence
-from grounded_rag.verification import rules
-from grounded_rag.verification.abbrev import asked_phrase, paired_forms
 from grounded_rag.verification.evidence import split_sentences
-from grounded_rag.verification.place import US_STATES, state_fillers, states_in
 
 __all__ = ["gap_filler", "gap_fillers", "gap_unwritten", "gap_word"]
 
@@ -80,13 +77,7 @@ def _gap(question: str) -> re.Match[str] | None:
 
 
 def gap_word(question: str) -> str:
-    """The question word whose place the filler takes (「何」, 「どの」), or ``""``.
-
-    For a question for a name's other form, how it names that form (「UNTAGの正式名称」).
-    """
-    phrase = asked_phrase(question)
-    if phrase:
-        return phrase
+    """The question word whose place the filler takes (「何」, 「どの」), or ``""``."""
     gap = _gap(_nfkc(question).strip())
     return gap.group() if gap else ""
 
@@ -137,19 +128,7 @@ def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, 
     """(filler, sentence) for every evidence sentence the question's gap is filled in.
 
     ``[]`` when sentences fill it differently (the question is not pinned to one).
-
-    A question for a name's full form or abbreviation (「UNTAGの正式名称は」) is filled by the
-    other form where a sentence writes the two together (``abbrev.paired_forms``); an
-    English question for a U.S. state, by the one state the passage it is about names
-    (``place.state_fillers``).
     """
-    pairs = paired_forms(question, evidence) if rules.enabled("abbrev_filler") else []
-    rules.fired("abbrev_filler", bool(pairs))
-    if not pairs and rules.enabled("state_filler"):
-        pairs = state_fillers(question, evidence)
-        rules.fired("state_filler", bool(pairs))
-    if pairs:
-        return pairs
     found: list[tuple[str, str]] = []
     for e in evidence:
         for sentence in split_sentences(e["text"]):
@@ -169,18 +148,13 @@ def gap_unwritten(texts: Sequence[str], found: Sequence[tuple[str, str]]) -> str
     one; a reading in brackets aside), or is itself a part of it (「農業」 of 「稲作を基盤と
     する農業」, 「主任行政官」 of 「平和維持軍司令部の主任行政官」). An answer to 「…何にもとづく
     不当な攻撃を受けていた？」 that does not say 「反ユダヤ主義」, which the source sentence says in
-    the gap's place, answers something else, however true its statements are. A U.S. state
-    is written only as its whole name ("New York" does not write "New Jersey").
+    the gap's place, answers something else, however true its statements are.
     """
     fillers = {filler for filler, _ in found}
     if not fillers:
         return ""
     written = [_nfkc(t).strip().rstrip("。.") for t in texts]
     for filler in fillers:
-        if filler in US_STATES:
-            if any(filler in states_in(t) for t in texts):
-                return ""
-            continue
         core = _READING.sub("", filler)  # 「立前座」 of 「立前座(たてぜんざ)」
         need = min(len(core), 3)
         if any(core[i:i + need] in t for t in written for i in range(len(core) - need + 1)):

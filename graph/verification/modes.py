@@ -16,7 +16,6 @@ from grounded_rag.types import Claim, Evidence, Finding, VerificationState
 from grounded_rag.verification import coverage, rules
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.evidence import is_japanese
-from grounded_rag.verification.twins import twin_subjects
 
 MAX_EVIDENCE_PER_CLAIM = 3
 """Chunks a claim is judged against: its cited ones first, then the best other ones."""
@@ -96,22 +95,18 @@ def judge_claims(
 ) -> list[Finding]:
     """Verify ``claims[i]`` for each index (updating those claims); findings for failures.
 
-    A claim that repeats another claim of the answer with only its subject changed, citing
-    the same sentence that does not name that subject (``verification.twins``), or one that
-    names an identifier, name, value or topic the sentence it cites does not hold
-    (``verification.coverage``), is decided neutral without the judge.
+    A claim that names an identifier, name, value or topic the sentence it cites does not
+    hold (``verification.coverage``) is decided neutral without the judge.
 
     ``sources``: the numbered sources block the local generator read, handed to each claim
     (``ClaimToCheck["sources"]``) so that a local judge can reuse that prompt's prefix.
     """
-    # A statement copied onto a second subject is decided before any judge (``twins``), and
-    # so is one that names what the sentence it cites does not (``coverage``).
-    early = twin_subjects(claims, language, evidence) if rules.enabled("twins") else {}
-    rules.fired("twins", len(early))
+    # A claim that names what the sentence it cites does not is decided before any judge.
+    early: dict[int, str] = {}
     by_id = {e["source_id"]: e for e in evidence}
     moved: list[Finding] = []
     for i in indices:
-        if i in early or not rules.enabled("coverage"):
+        if not rules.enabled("coverage"):
             continue
         missing, recited = coverage.claim_uncovered(claims[i], by_id, question=question)
         if missing:
