@@ -10,7 +10,7 @@ misses whose drafts held the fact.
     .venv/bin/python benchmarks/xlang_loop.py --split dev --limit 30 --out DIR [--set language=ja]
 
 ``--set language=ja`` writes (and verifies) the answers in the sources' language: the upper
-bound of drafting cross-language answers in Japanese (docs/evaluation.md, "Cross-language
+bound of drafting cross-language answers in Japanese (docs/decisions.md, "Cross-language
 answers drafted in the sources' language").
 """
 

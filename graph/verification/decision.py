@@ -150,8 +150,8 @@ is not in it: on the scored questions the generator and relevance already separa
 Japanese ones, so ``answerability_check="auto"`` skips that pass (one model pass over three
 passages) where this decision covers the language. Held-out figures: docs/evaluation.md.
 Refitting on NoMIRACL dev as well (``decision_fit.py --joint``) does not help with these two
-scores, and the head that would costs 4-7 s a question (docs/evaluation.md, "The decision
-fitted on NoMIRACL too").
+scores, and the head that would costs 4-7 s a question (docs/decisions.md, "Decision
+refit on NoMIRACL").
 
 ``state_floors``: with the default local generator, the prompt-state head
 (``grounded_rag.local.prompt_state``, read on the first-draft prompt at no extra pass)
