@@ -143,6 +143,7 @@ class ChatLocal(BaseChatModel):
             ),
             response_metadata={
                 "finish_reason": finish,
+                **({"repetition": True} if result.looped else {}),
                 "model_name": rt.model_name,
                 "model_provider": "local",
                 "decoding": {"passes": result.passes, "drafted": result.drafted,
@@ -206,7 +207,11 @@ class ChatLocal(BaseChatModel):
             error: StructuredOutputError | None = None
             raw: BaseMessage | None = None
             budgets = (budget, int(budget * self.structured_retry_factor))
+            tried = 0
             for tokens in budgets:
+                if raw is not None and raw.response_metadata.get("repetition"):
+                    break  # greedy decoding would write the same loop into a larger budget
+                tried += 1
                 raw = self.invoke(
                     value,
                     config,
@@ -222,7 +227,7 @@ class ChatLocal(BaseChatModel):
                     {"raw": raw, "parsed": parsed, "parsing_error": None} if include_raw else parsed
                 )
             assert error is not None
-            error.args = (f"{error.args[0]} (after {len(budgets)} attempts)",)
+            error.args = (f"{error.args[0]} (after {tried} attempt{'s' * (tried > 1)})",)
             if include_raw:
                 return {"raw": raw, "parsed": None, "parsing_error": error}
             raise error
@@ -259,8 +264,10 @@ def _parse(raw: BaseMessage, validate: Any, name: str, budget: int) -> Any:
     text = raw.content if isinstance(raw.content, str) else json.dumps(raw.content)
     finish = raw.response_metadata.get("finish_reason")
     if finish == "length":
+        cause = ("repeated itself" if raw.response_metadata.get("repetition")
+                 else f"ran out of its {budget}-token budget")
         raise StructuredOutputError(
-            f"The local model ran out of its {budget}-token budget while writing {name}",
+            f"The local model {cause} while writing {name}",
             raw=text,
             finish_reason=finish,
         )

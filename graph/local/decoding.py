@@ -78,6 +78,8 @@ class Completion:
     accepted: int = 0
     choices: dict[str, float] = field(default_factory=dict)
     """Log-odds of ``true`` over ``false`` at each :class:`Choice` the output reached."""
+    looped: bool = False
+    """Stopped early (``finish_reason`` ``length``) because the output repeats itself."""
 
 
 _GRAMMARS: dict[str, Any] = {}
@@ -99,6 +101,31 @@ def grammar_for(response_format: dict[str, Any] | None) -> Any:
     return grammar
 
 
+LOOP_SPAN = 64
+"""Tokens that must repeat the ones a period earlier before decoding stops as looping."""
+
+LOOP_PERIOD = 64
+"""The longest repeated block looked for (a statement written over and over)."""
+
+
+def looping(tokens: Sequence[int]) -> bool:
+    """True when the last tokens repeat with a period of at most :data:`LOOP_PERIOD`.
+
+    The last ``max(LOOP_SPAN, 2 * period)`` tokens equal those one period earlier: a block
+    of up to 32 tokens written three times over, a longer one three times, one token 65
+    times. Greedy decoding that got there does not leave (the same context gives the same
+    next token), so the rest of the budget would only repeat it.
+    """
+    n = len(tokens)
+    for period in range(1, LOOP_PERIOD + 1):
+        span = max(LOOP_SPAN, 2 * period)
+        if n < span + period:
+            break
+        if tokens[n - span:] == tokens[n - span - period:n - period]:
+            return True
+    return False
+
+
 class _Text:
     """``Llama._create_completion``'s text rules: stop strings and split UTF-8 characters."""
 
@@ -109,6 +136,7 @@ class _Text:
         self.tokens: list[int] = []
         self.text = b""
         self.finish: str | None = None
+        self.looped = False
         self._multibyte = 0
         self.current = b""
         """The text so far (the last pushed token's detokenized output)."""
@@ -135,7 +163,8 @@ class _Text:
             self.text = text[: text.index(hits[0])]
             self.finish = "stop"
             return True
-        if len(self.tokens) >= self.max_tokens:
+        if len(self.tokens) >= self.max_tokens or looping(self.tokens):
+            self.looped = len(self.tokens) < self.max_tokens
             self.text = text
             self.finish = "length"
             return True
@@ -218,6 +247,7 @@ def complete(
     result.text = out.text.decode("utf-8", errors="ignore")
     result.tokens = out.tokens
     result.finish_reason = out.finish or "length"
+    result.looped = out.looped
     work.add(generated_tokens=len(out.tokens), generation_passes=result.passes,
              drafted=result.drafted, accepted=result.accepted)
     return result
