@@ -117,8 +117,9 @@ def claim_uncovered(claim: Mapping[str, Any], evidence: Mapping[str, Evidence], 
     beside the one that holds the value, or another passage's line with the same figure (a
     model that cites only a chunk gets its closest sentence). When one sentence of the
     retrieved evidence holds every anchor and matches the claim's words at least as well as
-    the cited ones, the claim is re-cited to it (``([], citation)``) and judged against it.
-    The neighbouring error-code line never qualifies: it matches the claim's words worse.
+    the cited ones, the claim is re-cited to it (``([], citation)``) and judged against it;
+    a claim that is only a value is matched by the question's words instead. The
+    neighbouring error-code line never qualifies: it matches the claim's words worse.
     ``([], None)``: covered as cited.
     """
     citations = claim.get("citations") or []
@@ -128,6 +129,10 @@ def claim_uncovered(claim: Mapping[str, Any], evidence: Mapping[str, Evidence], 
     if not missing:
         return [], None
     words = content_tokens(text)
+    if not any(len(w) > 1 and not w[0].isdigit() for w in words):
+        # A bare value ("4", 「2027年3月31日」) has no words of its own to find its sentence
+        # by: the question's words stand in for them.
+        words |= content_tokens(question)
     best: tuple[float, Citation] | None = None
     floor = overlap(words, sentences) if sentences.strip() else 0.0
     for chunk in evidence.values():

@@ -192,6 +192,25 @@ def test_a_claim_is_re_cited_to_the_one_sentence_that_binds_what_it_names() -> N
     assert claim_uncovered(neighbour, by_id) == (["F1"], None)
 
 
+def test_a_bare_value_is_re_cited_by_the_question_s_words() -> None:
+    from grounded_rag.verification.coverage import claim_uncovered
+
+    text = ("チェロには4本の弦があり、第1弦が最も高い。ギターの弦は6本である。"
+            "ヴィオラの弦は4本で、チェロより小さい。")
+    chunk = _chunk("strings#sec1", text, "弦楽器 — 弦の数")
+    bare = Claim(text="6本", citations=[_cite(chunk, "ギターの弦は6本である。")])
+    # the value is in the cited sentence: covered as cited, whatever the question
+    assert claim_uncovered(bare, {chunk["source_id"]: chunk},
+                           question="ヴィオラの弦は何本ですか？") == ([], None)
+    wrong = Claim(text="4本", citations=[_cite(chunk, "ギターの弦は6本である。")])
+    missing, recited = claim_uncovered(wrong, {chunk["source_id"]: chunk},
+                                       question="ヴィオラの弦は何本ですか？")
+    assert missing == [] and recited is not None
+    assert recited["quote"].startswith("ヴィオラの弦は4本")  # not the cello's 4
+    # without a question the value alone picks no sentence: neutral, 4 named
+    assert claim_uncovered(wrong, {chunk["source_id"]: chunk}) == (["4"], None)
+
+
 def test_the_answer_cites_where_a_re_cited_claim_was_judged() -> None:
     from grounded_rag.nodes.verify import recited_draft
 
