@@ -87,17 +87,18 @@ def inventory(runs: list[list[dict[str, Any]]]) -> None:
           + (f"; {missing} recorded no firings (run before the rules table)" if missing else ""))
     print(f"{'rule':<18} {'mechanism':<23} {'fired on':>8} {'right':>5} {'wrong':>5} "
           f"{'refused':>7}  written from")
+
+    def line(name: str, mechanism: str, origin: str) -> None:
+        hit = [r for r in rows if (r.get("rules_fired") or {}).get(name)]
+        c = Counter(outcome(r) for r in hit)
+        print(f"{name:<18} {mechanism:<23} {len(hit):>8} {c['right']:>5} {c['wrong']:>5} "
+              f"{c['refused']:>7}  {origin}")
+
     for name, rule in RULES.items():
-        hit = [r for r in rows if (r.get("rules_fired") or {}).get(name)]
-        c = Counter(outcome(r) for r in hit)
-        print(f"{name:<18} {rule.mechanism:<23} {len(hit):>8} {c['right']:>5} {c['wrong']:>5} "
-              f"{c['refused']:>7}  {rule.written_from}")
-    retired = sorted({n for r in rows for n in (r.get("rules_fired") or {}) if n not in RULES})
-    for name in retired:
-        hit = [r for r in rows if (r.get("rules_fired") or {}).get(name)]
-        c = Counter(outcome(r) for r in hit)
-        print(f"{name:<18} {'(retired)':<23} {len(hit):>8} {c['right']:>5} {c['wrong']:>5} "
-              f"{c['refused']:>7}  no longer in the table")
+        line(name, rule.mechanism, rule.written_from)
+    # a rule since retired is still read from the records that counted it
+    for name in sorted({n for r in rows for n in (r.get("rules_fired") or {})} - set(RULES)):
+        line(name, "(retired)", "no longer in the table")
     never = [n for n in RULES if not any((r.get("rules_fired") or {}).get(n) for r in rows)]
     print(f"never fired on these runs: {', '.join(never) or '-'}")
 
