@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python benchmarks/first_corpus.py [--corpus first|frozen] [--out FILE.jsonl]
+    .venv/bin/python benchmarks/first_corpus.py --quick --json FILE    # 2 questions (CI)
 
 ``--corpus frozen`` asks the frozen corpus instead (``tests/data/frozen_corpus``: four
 documents in ``docs/``, ja + en, and the 32 questions of its ``questions.jsonl`` with their expected
@@ -38,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _common import add_result_args, write_result  # noqa: E402
 from latency_bench import (  # noqa: E402
     ScorerCounter,
     median,
@@ -126,6 +128,7 @@ def main() -> int:
                     "names of grounded_rag.verification.rules.RULES: coverage, focus, ...)")
     ap.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     ap.add_argument("--only", default="", help="ask only the questions containing this text")
+    add_result_args(ap)
     args = ap.parse_args()
 
     from grounded_rag.graph import build_graph
@@ -150,6 +153,9 @@ def main() -> int:
     asked = frozen_questions() if args.corpus == "frozen" else QUESTIONS
     questions = asked[:args.limit] if args.limit else asked
     questions = [q for q in questions if args.only in q["q"]]
+    if args.quick:  # one answerable and one unanswerable question
+        questions = [next(q for q in questions if q["answerable"] is want) for want in (True, False)
+                     if any(q["answerable"] is want for q in questions)]
     for item in questions:
         t0 = time.perf_counter()
         fired_before = rules.counts()
@@ -210,6 +216,16 @@ def main() -> int:
                          if r["status"] == "answered"])
         print(f"median answered: {m:.1f} s = {m / ref:.2f}x reference; "
               f"median prompt tokens {tokens:.0f}")
+    verified_wrong = sum(r["verified"] for r in wrong)
+    write_result(args.json, "first_corpus", {
+        "corpus": args.corpus, "questions": len(rows),
+        "right": sum(r["grade"] == "right" for r in rows),
+        "answerable_with_fact": [sum(r["with_fact"] for r in ans), len(ans)],
+        "unanswerable_abstained": [sum(r["status"] != "answered" for r in una), len(una)],
+        "wrong": len(wrong), "wrong_as_verified": verified_wrong,
+        "verified_claims_lacking": len(bare), "reference_s": [ref_before, ref_after],
+        "median_answered_s": median(answered_walls) if answered_walls else None,
+        "without": sorted(off)}, quick=args.quick)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("w", encoding="utf-8") as fh:

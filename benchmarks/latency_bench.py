@@ -1,11 +1,22 @@
-"""Latency of verified answers with the local model: an idle machine vs one core held busy.
+"""Latency with the local model: verified answers idle and busy, start-up, llama.cpp's speed.
 
 Usage::
 
-    .venv/bin/python benchmarks/latency_bench.py                  # demo + 10 JSQuAD, both
-    .venv/bin/python benchmarks/latency_bench.py --questions 1 --jsquad 0 --conditions idle
+    .venv/bin/python benchmarks/latency_bench.py [answer]         # demo + 10 JSQuAD, both
+    .venv/bin/python benchmarks/latency_bench.py answer --questions 1 --jsquad 0 --conditions idle
+    .venv/bin/python benchmarks/latency_bench.py startup [--runs 3 --store .grounded-rag-demo]
+    .venv/bin/python benchmarks/latency_bench.py kernel [--threads 2 --runs 2 --batches 1,4]
+    .venv/bin/python benchmarks/latency_bench.py SUBCOMMAND --quick --json FILE   # CI's size
 
-It answers the bundled demo questions (the sample corpus, ingested into ``--store``) and,
+``startup`` times ``python -c pass``, ``import grounded_rag``, ``grounded-rag --help`` and
+``ask ''`` (each once to warm the file cache, then ``--runs`` times; median, min, max, the
+load before and after; targets: ``--help`` <= 0.5 s, ``ask ''`` <= 1 s, the import <= 1 s on
+an idle 2-core machine), and with ``--store`` one ``grounded-rag retrieve``. ``kernel`` loads
+the default GGUF directly with llama.cpp (no graph, no grammar): a fixed 512-token prompt
+evaluated from scratch, 32 greedy tokens one per pass, and one pass over k new tokens after a
+400-token prompt (median of 8): the build and the machine, not the product's prompts.
+
+``answer`` answers the bundled demo questions (the sample corpus, ingested into ``--store``) and,
 when ``../shared/eval/jsquad_ja`` is there, ``--jsquad`` JSQuAD questions (hybrid over its
 passages), with the local default settings, once per condition:
 
@@ -38,6 +49,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -47,11 +59,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _latency_parts import (  # noqa: E402  (re-exported for first_corpus.py)
+from _common import (  # noqa: E402  (re-exported for first_corpus.py)
     ScorerCounter,
+    add_result_args,
     start_burner,
     stop_burner,
     uptime,
+    write_result,
 )
 
 STAGES = ("retrieve", "answerability", "generate", "check_citations", "extract_claims",
@@ -64,10 +78,11 @@ def demo_questions(limit: int | None) -> list[tuple[str, str]]:
 
 
 def jsquad_questions(
-    n: int, eval_dir: Path
+    n: int, eval_dir: Path, passages: int = 0
 ) -> tuple[list[tuple[str, str]], Any, list[list[str]]]:
     """``n`` JSQuAD questions spread over the dev set, a hybrid retriever over its passages
-    (the default embedder, vectors cached on disk), and gold answers."""
+    (the default embedder, vectors cached on disk), and gold answers. With ``passages``,
+    only that many passages are indexed, the questions' own first (the quick size)."""
     path = eval_dir / "jsquad_ja" / "questions.dev.jsonl"
     if n <= 0:
         return [], None, []
@@ -81,7 +96,12 @@ def jsquad_questions(
     data = load_dataset(str(path))
     step = max(1, len(data.items) // n)
     items = data.items[::step][:n]
-    retriever = memory_retriever_factory("hybrid")(data.corpus or [])
+    corpus = list(data.corpus or [])
+    if passages:
+        gold = {p for i in items for p in i.gold_doc_ids}
+        corpus = sorted(corpus, key=lambda d: d.get("id") not in gold)
+        corpus = corpus[:max(passages, len(gold))]
+    retriever = memory_retriever_factory("hybrid")(corpus)
     return [("jsquad", i.question) for i in items], retriever, [i.answers for i in items]
 
 
@@ -251,8 +271,9 @@ def print_summary(s: dict[str, Any], threads: int | None, load_before: str,
               "(abstentions count as misses)")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def answer_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="latency_bench.py answer",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=None,
                         help="demo questions to answer (default: all)")
     parser.add_argument("--jsquad", type=int, default=10,
@@ -272,8 +293,11 @@ def main() -> int:
                         help="longest prompt-lookup draft of the generator: a number (0: off) "
                              "or auto (measured pass costs decide); default "
                              "$GROUNDED_RAG_DRAFT_TOKENS, else auto")
-    parser.add_argument("--json", default=None, help="write every answer's record here")
-    args = parser.parse_args()
+    parser.add_argument("--records", default=None, help="write every answer's record here")
+    add_result_args(parser)
+    args = parser.parse_args(argv)
+    if args.quick:  # one demo and one JSQuAD question, both conditions
+        args.questions, args.jsquad = args.questions or 1, min(args.jsquad, 1)
 
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     unknown = set(conditions) - {"idle", "busy"}
@@ -305,7 +329,8 @@ def main() -> int:
     eval_dir = Path(args.eval_dir) if args.eval_dir else default_eval_dir()
     questions: list[tuple[str, str, Any, list[str]]] = [
         (kind, q, demo_graph, []) for kind, q in demo_questions(args.questions)]
-    jsquad, retriever, golds = jsquad_questions(args.jsquad, eval_dir)
+    jsquad, retriever, golds = jsquad_questions(args.jsquad, eval_dir,
+                                                passages=200 if args.quick else 0)
     if jsquad:
         jsquad_graph = build_graph(retriever=retriever)
         questions += [(kind, q, jsquad_graph, gold)
@@ -361,10 +386,166 @@ def main() -> int:
     if "idle" in summaries and "busy" in summaries:
         idle, busy = summaries["idle"]["median_total_s"], summaries["busy"]["median_total_s"]
         print(f"\nratio busy/idle (median total): {busy / idle:.2f} ({busy:.1f} s / {idle:.1f} s)")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"summaries": summaries, "answers": records},
-                                              ensure_ascii=False, indent=1), encoding="utf-8")
+    if args.records:
+        Path(args.records).write_text(json.dumps({"summaries": summaries, "answers": records},
+                                                 ensure_ascii=False, indent=1), encoding="utf-8")
+    write_result(args.json, "latency", {"summaries": summaries}, quick=args.quick)
     return 0
+
+
+# -- startup: the CLI and the import of a fresh process ----------------------------------------
+
+TARGETS = {"grounded-rag --help": 0.5, "grounded-rag ask ''": 1.0, "import grounded_rag": 1.0}
+
+
+def load_line() -> str:
+    """The load averages, as ``uptime`` prints them."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} CPUs)"
+
+
+def timed(argv: list[str], runs: int) -> list[float]:
+    """Wall times of ``runs`` runs of ``argv`` after one warm-up run."""
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1", "ANONYMIZED_TELEMETRY": "False"}
+    times = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       cwd=ROOT, check=False)
+        if i:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def startup_main(argv: list[str]) -> int:
+    """CLI start-up times: `--help`, `ask ''`, `import grounded_rag`, `python -c pass`."""
+    parser = argparse.ArgumentParser(prog="latency_bench.py startup",
+                                     description=startup_main.__doc__)
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per command")
+    parser.add_argument("--store", default=None, help="also time `grounded-rag retrieve`")
+    add_result_args(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = min(args.runs, 2)
+
+    python = sys.executable
+    cli = str(Path(python).with_name("grounded-rag"))
+    if not Path(cli).exists():
+        print(f"error: {cli} not found; run `bash scripts/setup.sh` first", file=sys.stderr)
+        return 3
+    commands = {
+        "python -c pass": [python, "-c", "pass"],
+        "import grounded_rag": [python, "-c", "import grounded_rag"],
+        "grounded-rag --help": [cli, "--help"],
+        "grounded-rag ask ''": [cli, "ask", ""],
+    }
+    if args.store:
+        commands["grounded-rag retrieve (one query)"] = [
+            cli, "retrieve", "How long does the battery last?", "--store", args.store, "--json"]
+
+    before = load_line()
+    print(f"load before: {before}")
+    rows = []
+    for label, argv in commands.items():
+        times = timed(argv, args.runs)
+        median = statistics.median(times)
+        target = TARGETS.get(label)
+        verdict = "" if target is None else (" (met)" if median <= target else " (NOT met)")
+        print(f"{label:<36} median {median:6.3f} s  min {min(times):6.3f}  "
+              f"max {max(times):6.3f}  n={len(times)}"
+              f"{'' if target is None else f'  target <= {target} s{verdict}'}")
+        rows.append((label, median, min(times), target))
+    after = load_line()
+    print(f"load after:  {after}")
+    print("\nMarkdown rows for docs/performance.md:\n")
+    print("| command | median | min | target |\n|---|---|---|---|")
+    for label, median, fastest, target in rows:
+        print(f"| `{label}` | {median:.3f} s | {fastest:.3f} s | "
+              f"{'' if target is None else f'<= {target} s'} |")
+    print(f"\n({args.runs} runs each after one warm-up; load {before} before, {after} after)")
+    write_result(args.json, "startup", {"runs": args.runs, "commands": [
+        {"command": label, "median_s": round(m, 4), "min_s": round(f, 4), "target_s": t}
+        for label, m, f, t in rows]}, quick=args.quick)
+    return 0
+
+
+# -- kernel: llama.cpp's raw speed ----------------------------------------------------------
+
+def kernel_main(argv: list[str]) -> int:
+    """Raw speed of llama.cpp on the default GGUF: prompt and decoding tokens/s, batched passes."""
+    parser = argparse.ArgumentParser(prog="latency_bench.py kernel",
+                                     description=kernel_main.__doc__)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--ubatch", type=int, default=512)
+    parser.add_argument("--flash-attn", action="store_true")
+    parser.add_argument("--batches", default="1,2,4,7", help="k values of the batched passes")
+    add_result_args(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.batches = 1, "1,4"
+    figures: dict[str, Any] = {"threads": args.threads, "runs": [], "batch_ms": {}}
+
+    import llama_cpp
+    import numpy as np
+    from llama_cpp import _internals
+
+    from grounded_rag.local.assets import ensure_model
+    from grounded_rag.local.work import reference_tokens
+
+    print(llama_cpp.llama_print_system_info().decode().strip())
+    print("load before:", os.popen("uptime").read().strip())
+    kwargs = dict(model_path=str(ensure_model(None, progress=False)), n_ctx=4096, n_batch=512,
+                  n_ubatch=args.ubatch, n_threads=args.threads,
+                  n_threads_batch=args.threads, logits_all=False, verbose=False)
+    if args.flash_attn:
+        kwargs["flash_attn"] = True
+    llama = llama_cpp.Llama(**kwargs)
+    n_vocab = int(llama.n_vocab())
+    prompt = reference_tokens(512)
+    for run in range(args.runs):
+        start = time.perf_counter()
+        llama.n_tokens = 0
+        llama.eval(prompt)
+        evaluated = time.perf_counter()
+        for _ in range(32):
+            row = llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1)
+            llama.eval([int(np.argmax(np.ctypeslib.as_array(row, shape=(n_vocab,))))])
+        done = time.perf_counter()
+        figures["runs"].append({"prompt_tps": round(512 / (evaluated - start), 1),
+                                "decode_tps": round(32 / (done - evaluated), 1)})
+        print(f"run {run + 1}: prompt {512 / (evaluated - start):.1f} tokens/s, "
+              f"decode {32 / (done - evaluated):.1f} tokens/s ({args.threads} threads)")
+    llama.n_tokens = 0
+    llama.eval(prompt[:400])
+    ctx = llama._ctx
+    for k in (int(v) for v in args.batches.split(",") if v.strip()):
+        batch = _internals.LlamaBatch(n_tokens=k, embd=0, n_seq_max=1)
+        times = []
+        for _ in range(8):
+            n_past = llama.n_tokens
+            batch.set_batch(batch=[1234 + j for j in range(k)], n_past=n_past, logits_all=True)
+            start = time.perf_counter()
+            ctx.decode(batch)
+            times.append(time.perf_counter() - start)
+            ctx.kv_cache_seq_rm(-1, n_past, -1)
+        figures["batch_ms"][k] = round(1000 * statistics.median(times), 1)
+        print(f"batch {k}: {1000 * statistics.median(times):.1f} ms per pass")
+    print("load after:", os.popen("uptime").read().strip())
+    write_result(args.json, "kernel", figures, quick=args.quick)
+    return 0
+
+SUBCOMMANDS = {"answer": answer_main, "startup": startup_main, "kernel": kernel_main}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    return answer_main(argv)  # the subcommand may be left out for the answer benchmark
 
 
 if __name__ == "__main__":

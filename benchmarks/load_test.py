@@ -4,6 +4,15 @@ Usage::
 
     flock /tmp/grag-model.lock nice .venv/bin/python benchmarks/load_test.py --workers 1 4
     .venv/bin/python benchmarks/load_test.py --workers 1 2 --levels 1 32   # docs/serving.md
+    .venv/bin/python benchmarks/load_test.py --quick --json /tmp/load.json  # CI size, ~20 s
+    .venv/bin/python benchmarks/load_test.py --app-cost [--quick]          # in process only
+
+``--quick`` (what ``run.py --quick`` runs) takes every step of the default run at its
+smallest: 1 worker, levels 1 and 8, 20 requests each, then one burst of 8 bad requests
+(after one not counted) on a server of 2 workers; its figures are not for reporting, and it
+fails (exit 1) when a level has an error or no answer. Flags given with it win over its
+sizes. ``--json FILE`` writes the figures printed (every level's row, the bad-input bursts,
+the floor; or ``--app-cost``'s costs) to FILE, with the commit and the host's load.
 
 It starts the real server (``grounded-rag serve --workers N``, uvicorn worker processes) on a
 free loopback port for each ``--workers`` value, serving the real workflow with a scripted
@@ -41,23 +50,21 @@ memory checkpointer, next to the bare app), and the graph's own overhead: ``grap
 of the load test's question with the same scripted model (``--model-ms``, ``--verify-ms``)
 and a memory checkpointer, no HTTP, p50 minus the model time. It prints both and exits.
 
-``--floor-graph`` serves, instead of the scripted workflow, its floor (``_load_floor.py``):
+``--floor-graph`` serves, instead of the scripted workflow, its floor (``_load.py``):
 the same node and routing steps, nodes that only sleep the model's time and return the
 recorded answer, so the overhead printed is what the stack alone costs for that shape of run
 (``--app-cost`` prints the same floor in process, next to the workflow, and its steps over
 a two-key state with no model: what LangGraph alone costs for that many steps).
 
-The clients live in ``_load_http.py``, the load levels and bad-input bursts in
-``_load_levels.py``, the in-process costs and the bare app in ``_load_inprocess.py``.
+The clients, the load levels and bad-input bursts, the in-process costs, the bare app and the
+floor graph live in ``_load.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -65,18 +72,32 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-# The parts live next to this script; uvicorn imports it as a module for ``--floor``.
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # the parts live next to this script
 
-from _load_inprocess import app_cost, graph_overhead  # noqa: E402
-from _load_inprocess import bare_app as bare_app  # noqa: E402  (served by --floor)
-from _load_levels import run_invalid, run_level  # noqa: E402
+from _common import add_result_args, uptime, write_result  # noqa: E402
+from _load import app_cost, graph_overhead, run_invalid, run_level  # noqa: E402
 
 from tests.integration.servers import Server, base_env, free_port, worker_health  # noqa: E402
 
 GRAPHS = {False: "tests.serving_app:build_test_graph",
-          True: "benchmarks._load_floor:build_floor_graph"}
+          True: "benchmarks._load:build_floor_graph"}
 """What the server serves: the scripted workflow, or (``--floor-graph``) its floor."""
+
+BARE_APP = "benchmarks._load:bare_app"
+"""What ``--floor`` serves under uvicorn: a bare ASGI app that answers every POST with 422."""
+
+SIZES: dict[str, tuple[Any, Any]] = {
+    # option: (default, under --quick)
+    "workers": ([1, 4], [1]),
+    "levels": ([1, 8, 32, 64], [1, 8]),
+    "requests": (200, 20),
+    "level_cap": (60.0, 20.0),
+    "time_cap": (600.0, 100.0),
+    "invalid_clients": (64, 8),
+    "invalid_workers": (2, 2),
+    "invalid_rounds": (5, 1),
+}
+"""The run's sizes; an option left out takes its default, or under ``--quick`` the second."""
 
 POSTGRES = os.environ.get("GR_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
 
@@ -90,11 +111,6 @@ def postgres_reachable(url: str) -> bool:
         return True
     except Exception:
         return False
-
-
-def uptime() -> str:
-    """``uptime``'s line (the load average goes next to every timing)."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def start_server(workers: int, checkpointer: str, args: argparse.Namespace,
@@ -117,9 +133,10 @@ def start_server(workers: int, checkpointer: str, args: argparse.Namespace,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 8, 32, 64])
-    parser.add_argument("--requests", type=int, default=200, help="requests per level")
+    parser.add_argument("--workers", type=int, nargs="+", help="default 1 4 (--quick: 1)")
+    parser.add_argument("--levels", type=int, nargs="+",
+                        help="clients at once, per level: default 1 8 32 64 (--quick: 1 8)")
+    parser.add_argument("--requests", type=int, help="requests per level (default 200)")
     parser.add_argument("--model-ms", type=float, default=20.0,
                         help="scripted generator time per call")
     parser.add_argument("--verify-ms", type=float, default=10.0,
@@ -129,15 +146,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpointer", default="",
                         help="default: Postgres at $GR_TEST_POSTGRES when reachable, else "
                         "SQLite in a temporary directory")
-    parser.add_argument("--level-cap", type=float, default=60.0, help="seconds per level")
-    parser.add_argument("--time-cap", type=float, default=600.0, help="seconds in all")
+    parser.add_argument("--level-cap", type=float, help="seconds per level (default 60)")
+    parser.add_argument("--time-cap", type=float, help="seconds in all (default 600)")
     parser.add_argument("--durability", choices=["exit", "async", "sync"], default="",
                         help="the server's checkpoint durability (default: the server's own)")
-    parser.add_argument("--invalid-clients", type=int, default=64,
-                        help="invalid requests sent at once (0: skip that part)")
-    parser.add_argument("--invalid-workers", type=int, default=2)
-    parser.add_argument("--invalid-rounds", type=int, default=5,
-                        help="bursts of --invalid-clients requests (after one not counted)")
+    parser.add_argument("--invalid-clients", type=int,
+                        help="invalid requests sent at once (default 64; 0: skip that part)")
+    parser.add_argument("--invalid-workers", type=int, help="default 2")
+    parser.add_argument("--invalid-rounds", type=int,
+                        help="bursts of --invalid-clients requests (after one not counted; "
+                        "default 5)")
     parser.add_argument("--client", choices=["raw", "httpx"], default="raw",
                         help="load generator: raw HTTP/1.1 over asyncio streams (default: "
                         "light, so the latency is the server's) or httpx")
@@ -146,25 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--app-cost", action="store_true",
                         help="only measure the app's own time per bad request, in process")
     parser.add_argument("--floor-graph", action="store_true",
-                        help="serve the floor graph of _load_floor.py instead of the scripted "
+                        help="serve the floor graph of _load.py instead of the scripted "
                         "workflow: the same steps, nodes that only sleep the model's time")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    add_result_args(parser)
     args = parser.parse_args(argv)
+    for name, (default, quick) in SIZES.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else default)
     if args.app_cost:
-        print(f"uptime before: {uptime()}", file=sys.stderr)
-        for name, ms in asyncio.run(app_cost()).items():
-            print(f"{name}: {ms:.3f} ms per bad request")
-        os.environ["GR_TEST_MODEL_DELAY"] = str(args.model_ms / 1000)
-        os.environ["GR_TEST_VERIFY_DELAY"] = str(args.verify_ms / 1000)
-        model_s = (args.model_ms + args.verify_ms) / 1000
-        for floor, name in (("", "graph"), ("floor", "floor graph"),
-                            ("minimal", "its steps over a two-key state")):
-            overhead = asyncio.run(graph_overhead(0 if floor == "minimal" else model_s,
-                                                  floor=floor))
-            print(f"{name} alone (graph.ainvoke, memory checkpointer, no HTTP): "
-                  f"{overhead:.1f} ms p50 beyond the model")
-        print(f"uptime after: {uptime()}", file=sys.stderr)
-        return 0
+        return measure_app_cost(args)
 
     import tempfile
 
@@ -187,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     floor: dict[str, Any] | None = None
     if args.floor and args.invalid_clients:
         port = free_port()
-        bare = Server([sys.executable, "-m", "uvicorn", "benchmarks.load_test:bare_app",
+        bare = Server([sys.executable, "-m", "uvicorn", BARE_APP,
                        "--port", str(port), "--workers", str(args.invalid_workers),
                        "--log-level", "warning"], port=port, log=tmp / f"bare-{port}.log",
                       cwd=ROOT, env=base_env(), ready_path="/")
@@ -246,9 +254,54 @@ def main(argv: list[str] | None = None) -> int:
               f"{floor['sent']} | {floor['4xx']} | {floor['other']} | {floor['p50_ms']} | "
               f"{floor['p95_ms']} | {floor['p99_ms']} | {floor['max_ms']} |")
     print(f"uptime after: {uptime()}; server logs in {tmp}", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"levels": rows, "invalid": invalid, "floor": floor}, indent=2))
-    return 0 if invalid is None or invalid["other"] == 0 else 1
+    failed = []
+    if invalid is not None and invalid["other"]:
+        failed.append(f"{invalid['other']} bad request(s) not answered with a 4xx")
+    if args.quick:  # at this size an error is a fault, not a measurement
+        failed += [f"{row['workers']} worker(s), {row['concurrency']} client(s): "
+                   f"{row['ok']} answered, {row['errors']} error(s)"
+                   for row in rows if row["errors"] or not row["ok"]]
+        if not rows:
+            failed.append("no level was run")
+    for line in failed:
+        print(f"FAILED: {line}", file=sys.stderr)
+    write_result(args.json, "load_test", {
+        "settings": {"checkpointer": checkpointer.split("@")[-1],
+                     "model_ms": args.model_ms, "verify_ms": args.verify_ms,
+                     "requests": args.requests, "workers": args.workers,
+                     "levels": args.levels, "durability": args.durability or "server default",
+                     "client": args.client, "max_in_flight": args.max_in_flight,
+                     "max_queue": args.max_queue, "floor_graph": args.floor_graph,
+                     "invalid_workers": args.invalid_workers},
+        "levels": rows, "invalid": invalid, "floor": floor, "failed": failed,
+    }, quick=args.quick)
+    return 1 if failed else 0
+
+
+def measure_app_cost(args: argparse.Namespace) -> int:
+    """``--app-cost``: the app's time per bad request and the graph's overhead, in process."""
+    print(f"uptime before: {uptime()}", file=sys.stderr)
+    app_ms = asyncio.run(app_cost(rounds=20 if args.quick else 200))
+    for name, ms in app_ms.items():
+        print(f"{name}: {ms:.3f} ms per bad request")
+    os.environ["GR_TEST_MODEL_DELAY"] = str(args.model_ms / 1000)
+    os.environ["GR_TEST_VERIFY_DELAY"] = str(args.verify_ms / 1000)
+    model_s = (args.model_ms + args.verify_ms) / 1000
+    overheads: dict[str, float] = {}
+    for floor, name in (("", "graph"), ("floor", "floor graph"),
+                        ("minimal", "its steps over a two-key state")):
+        overhead = asyncio.run(graph_overhead(0 if floor == "minimal" else model_s,
+                                              runs=10 if args.quick else 100, floor=floor))
+        overheads[name] = round(overhead, 1)
+        print(f"{name} alone (graph.ainvoke, memory checkpointer, no HTTP): "
+              f"{overhead:.1f} ms p50 beyond the model")
+    print(f"uptime after: {uptime()}", file=sys.stderr)
+    write_result(args.json, "load_test", {
+        "app_cost_ms_per_bad_request": {k: round(v, 3) for k, v in app_ms.items()},
+        "graph_overhead_p50_ms": overheads,
+        "settings": {"model_ms": args.model_ms, "verify_ms": args.verify_ms},
+    }, quick=args.quick)
+    return 0
 
 
 def measure_invalid(server: Server, args: argparse.Namespace) -> dict[str, Any]:

@@ -36,9 +36,8 @@ Usage (long on the local model: run it under the shared lock, one thread)::
     GROUNDED_RAG_THREADS=1 flock /tmp/grag-model.lock \\
         .venv/bin/python benchmarks/presets_bench.py --out eval-results/presets
 
-    # smoke test at tiny scale
-    GROUNDED_RAG_THREADS=1 flock /tmp/grag-model.lock .venv/bin/python \\
-        benchmarks/presets_bench.py --answer-limit 2 --verify-limit 4 --out /tmp/presets-smoke
+    # every preset at the smallest size (what CI runs), figures also as JSON
+    .venv/bin/python benchmarks/presets_bench.py --quick --json /tmp/presets.json
 
 Data is read from ../shared/eval (never copied into the repository); a missing set is
 skipped with a message.
@@ -51,19 +50,24 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from grounded_rag.context import apply_preset, default_model_spec
-from grounded_rag.evaluation import DatasetError, load_dataset, run_eval, sample_items
-from grounded_rag.evaluation._metrics import mean, rate
-from grounded_rag.models import resolve_verifier
-from grounded_rag.presets import PRESETS
-from grounded_rag.serving.metrics import PriceTable
-from grounded_rag.types import Evidence
-from grounded_rag.verification.base import ClaimToCheck
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import add_result_args, write_result  # noqa: E402
+
+from grounded_rag.context import apply_preset, default_model_spec  # noqa: E402
+from grounded_rag.evaluation import DatasetError, load_dataset, run_eval, sample_items  # noqa: E402
+from grounded_rag.evaluation._metrics import mean, rate  # noqa: E402
+from grounded_rag.models import resolve_verifier  # noqa: E402
+from grounded_rag.presets import PRESETS  # noqa: E402
+from grounded_rag.serving.metrics import PriceTable  # noqa: E402
+from grounded_rag.types import Evidence  # noqa: E402
+from grounded_rag.verification.base import ClaimToCheck  # noqa: E402
 
 PRICES_AS_OF = "2025-06 (list prices, USD per million tokens)"
 """When the default price table's numbers were taken; override them with --prices."""
@@ -344,7 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prices", default=None, help="JSON/TOML price table overlay")
     parser.add_argument("--out", default="eval-results/presets", help="results and cache")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_result_args(parser)
     args = parser.parse_args(argv)
+    if args.quick:  # every preset, one answer and two verify items each, a fresh cache
+        args.answer_limit, args.verify_limit = min(args.answer_limit, 1), min(args.verify_limit, 2)
+        if args.out == "eval-results/presets":
+            args.out = tempfile.mkdtemp(prefix="presets-quick-")
     args.model = args.model or default_model_spec()
     args.out = Path(args.out)
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
@@ -381,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         encoding="utf-8")
     print(f"\nwrote {args.out / 'presets-bench.md'} and .json in {header['wall_s']} s",
           file=sys.stderr)
+    write_result(args.json, "presets", {"header": header, "presets": table}, quick=args.quick)
     return 0
 
 

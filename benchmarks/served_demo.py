@@ -13,6 +13,7 @@ read from logprobs as in process (``grounded_rag._served_decision``); ``--no-log
 starts it with ``False`` (faster prompts; the server's greedy choice decides).
 
     .venv/bin/python benchmarks/served_demo.py [--local] [--questions 0,1,4] [--no-logprobs]
+    .venv/bin/python benchmarks/served_demo.py --quick --json FILE     # one question (CI)
 
 CPU-heavy: a few minutes per question on 2 busy cores. Note ``uptime`` next to the numbers.
 """
@@ -31,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.integration.servers import Server, base_env, free_port  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import add_result_args, write_result  # noqa: E402
 
 ALIAS = "qwen2.5-coder-1.5b"
 
@@ -60,13 +64,17 @@ def line(label: str, question: str, result: dict[str, Any], seconds: float) -> s
             f"{result.get('answer', '')[:90]!r}")
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="also ask in process")
     parser.add_argument("--questions", default="", help="indices of the demo questions")
     parser.add_argument("--no-logprobs", action="store_true",
                         help="start the served model with --logits_all False (greedy decision)")
+    add_result_args(parser)
     args = parser.parse_args()
+    if args.quick and not args.questions:
+        args.questions = "0"  # one demo question, served (and in process with --local)
+    rows: list[dict[str, object]] = []
 
     from grounded_rag import sample_corpus_dir
     from grounded_rag.ask_cli import DEMO_QUESTIONS
@@ -103,6 +111,7 @@ def main() -> None:
               f"{not args.no_logprobs}", flush=True)
         for question in questions:
             result, seconds = run(question, served)
+            rows.append(_row("served", question, result, seconds))
             print(line("served", question, result, seconds), flush=True)
     finally:
         llama.stop()
@@ -112,9 +121,18 @@ def main() -> None:
         ingest_paths([sample_corpus_dir()], local_store, progress=False)
         for question in questions:
             result, seconds = run(question, {"store_dir": str(local_store)})
+            rows.append(_row("local", question, result, seconds))
             print(line("local", question, result, seconds), flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}", flush=True)
+    write_result(args.json, "served", {"answers": rows}, quick=args.quick)
+    return 0
+
+
+def _row(mode: str, question: str, result: dict, seconds: float) -> dict[str, object]:
+    return {"mode": mode, "question": question, "status": result.get("status"),
+            "decided_by": result.get("decided_by"), "attempts": result.get("attempts", 0),
+            "seconds": round(seconds, 1), "answer": result.get("answer", "")}
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

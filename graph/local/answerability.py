@@ -25,7 +25,7 @@ ANSWERABLE_HEAD = "answerable"
 DEFAULT_ANSWERABLE_THRESHOLDS: dict[str, float | None] = {"ja": 0.97, "en": None}
 """Thresholds of the plain Yes/No probe (``judge="logit"``): P(Yes) from which a passage
 counts as containing the answer, per language; ``None`` skips the check for that language.
-Measured with ``benchmarks/answerability_calibrate.py`` on all 197 NoMIRACL dev queries
+Measured with ``benchmarks/fit_judges.py answerability`` on all 197 NoMIRACL dev queries
 (each query's own 10 passages; before generation, retrieval gate included):
 
 - Japanese, 0.97: answers 61% of answerable queries and abstains on 85% of the others
@@ -54,16 +54,16 @@ SHIPPED_HEAD_THRESHOLDS: dict[str, float] = {"ja": 0.40}
 """Decision thresholds that replace the shipped head's fitted ones (ja 0.72).
 
 The fitted threshold came from large-pool folds. With the pre-model gate now fitted on small
-corpora, the answerability pass decides for many more questions, and at 0.72 it refused 17
-of 59 answerable Japanese small-corpus dev questions (29%) that cleared the gate
-(``benchmarks/answerability_skip_check.py --limit 60``: 123 Japanese questions, small-corpus
-dev + NoMIRACL ja dev, 9.7 s each, load 1.1 -> 1.9). 0.40 is the threshold with the lowest
-balanced error over both sets (answerable refused: small-corpus 4/59, NoMIRACL 0/30;
-unanswerable refused: small-corpus 4/4, NoMIRACL 15/30, against 22/30 at 0.72). NoMIRACL ja
-was part of the head's training, so its figures are in-sample. On the held-out small-corpus
+corpora, the answerability pass decides for many more questions, and at 0.72 it refused 17 of 59
+answerable Japanese small-corpus dev questions (29%) that cleared the gate
+(``benchmarks/answerability_skip_check.py --limit 60`` at e7fb647: 123 Japanese questions,
+small-corpus dev + NoMIRACL ja dev, 9.7 s each, load 1.1 -> 1.9). 0.40 is the threshold with the
+lowest balanced error over both sets (answerable refused: small-corpus 4/59, NoMIRACL 0/30;
+unanswerable refused: small-corpus 4/4, NoMIRACL 15/30, against 22/30 at 0.72). NoMIRACL ja was
+part of the head's training, so its figures are in-sample. On the held-out small-corpus
 collections (never used for either choice; ``--split heldout --sets small-corpus``): 3 of 59
-answerable refused at 0.40 against 17 of 59 at 0.72, and all 3 unanswerable that cleared
-the gate refused at both.
+answerable refused at 0.40 against 17 of 59 at 0.72, and all 3 unanswerable that cleared the
+gate refused at both.
 """
 
 

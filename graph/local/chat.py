@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import os
-from collections.abc import Sequence
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LangSmithParams, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
 )
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grounded_rag.local import LOCAL_LLM_TYPE
-from grounded_rag.local.decoding import Choice, complete, default_draft, grammar_for
+from grounded_rag.local.decoding import Choice, Completion, complete, default_draft, grammar_for
 from grounded_rag.local.prompt_state import StateThreshold, prepare_tap
 from grounded_rag.local.runtime import DEFAULT_SEED, LocalRuntime, get_runtime, render_chat
 
@@ -61,6 +66,11 @@ class ChatLocal(BaseChatModel):
     """Alias of ``model`` (a GGUF path); wins when both are set."""
     max_tokens: int = 512
     """Generation budget per call."""
+    stop: list[str] | None = None
+    """Stop strings for every call (a call's own ``stop`` adds to them)."""
+    streaming: bool = False
+    """``invoke`` streams: callbacks get each token as it is decoded (``stream`` always
+    does)."""
     structured_retry_factor: float = 2.0
     """On a truncated or invalid structured answer, retry once with this times the budget."""
     n_ctx: int | None = None
@@ -95,6 +105,26 @@ class ChatLocal(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model_path or self.model or "local", "max_tokens": self.max_tokens}
 
+    @property
+    def model_name(self) -> str:
+        """The model's name (the GGUF file's stem; the bundled one's published name)."""
+        return _model_name(self.model_path or self.model)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """Standard tracing params: provider ``local``, the model's name, greedy decoding."""
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "local"  # the provider prefix of `local:/path.gguf`
+        model = kwargs.get("model")  # a call's own model (see _complete)
+        params["ls_model_name"] = self.model_name if model is None else _model_name(model)
+        params["ls_temperature"] = 0.0  # greedy: the same output as temperature 0
+        params["ls_max_tokens"] = int(kwargs.get("max_tokens", self.max_tokens))
+        stops = [*(self.stop or []), *(stop or [])]
+        if stops:
+            params["ls_stop"] = stops
+        else:
+            params.pop("ls_stop", None)
+        return params
+
     def runtime(self) -> LocalRuntime:
         """Return (loading on first use) the shared runtime for this model file."""
         spec = self.model_path or self.model
@@ -107,6 +137,130 @@ class ChatLocal(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        rt, result, read = self._complete(messages, stop, kwargs)
+        message = AIMessage(content=result.text, usage_metadata=_usage(result),
+                            response_metadata=_response_metadata(rt, result, read))
+        return ChatResult(
+            generations=[
+                ChatGeneration(message=message,
+                               generation_info={"finish_reason": result.finish_reason})
+            ],
+            llm_output={"model_name": rt.model_name, "token_usage": _token_usage(result)},
+        )
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Yield the reply as it is decoded; the last chunk carries usage and metadata.
+
+        Decoding runs on a worker thread (it holds the model's lock, never waiting on the
+        consumer); a consumer that stops early ends it at the next token.
+        """
+        pieces: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        stop_event = threading.Event()
+        worker = self._start_worker(messages, stop, kwargs, pieces.put, stop_event)
+        try:
+            while True:
+                kind, value = pieces.get()
+                if kind == "error":
+                    raise value
+                yield value
+                if kind == "last":
+                    return
+        finally:
+            stop_event.set()
+            worker.join()
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """Async :meth:`_stream`: the event loop is never blocked while the model decodes."""
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        stop_event = threading.Event()
+
+        def put(item: tuple[str, Any]) -> None:
+            loop.call_soon_threadsafe(pieces.put_nowait, item)
+
+        worker = self._start_worker(messages, stop, kwargs, put, stop_event)
+        try:
+            while True:
+                kind, value = await pieces.get()
+                if kind == "error":
+                    raise value
+                yield value
+                if kind == "last":
+                    return
+        finally:
+            stop_event.set()
+            await asyncio.to_thread(worker.join)
+
+    def _start_worker(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        put: Callable[[tuple[str, Any]], None],
+        stop_event: threading.Event,
+    ) -> threading.Thread:
+        """Decode on a thread, passing ``("chunk" | "last" | "error", value)`` to ``put``."""
+
+        def on_text(piece: str) -> None:
+            if stop_event.is_set():
+                raise _StreamClosed
+            if piece:
+                put(("chunk", ChatGenerationChunk(message=AIMessageChunk(content=piece))))
+
+        def work() -> None:
+            try:
+                rt, result, read = self._complete(messages, stop, kwargs, on_text=on_text)
+            except _StreamClosed:
+                return
+            except BaseException as exc:  # handed to the consumer, raised there
+                put(("error", exc))
+                return
+            last = AIMessageChunk(
+                content="",
+                usage_metadata=_usage(result),
+                response_metadata=_response_metadata(rt, result, read),
+                chunk_position="last",
+            )
+            put(("last", ChatGenerationChunk(
+                message=last, generation_info={"finish_reason": result.finish_reason})))
+
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=context.run, args=(work,), name="ChatLocal.stream",
+                                  daemon=True)
+        worker.start()
+        return worker
+
+    def _complete(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        *,
+        on_text: Callable[[str], None] | None = None,
+    ) -> tuple[LocalRuntime, Completion, dict[str, float]]:
+        """One greedy completion of the chat: the runtime, the result, prompt-state reads.
+
+        A call's ``model`` (a GGUF path or ``local:`` spec) runs that model instead.
+        """
+        override = kwargs.get("model")
+        if override is not None:
+            rest = {k: v for k, v in kwargs.items() if k != "model"}
+            if str(override) == str(self.model_path or self.model):
+                return self._complete(messages, stop, rest, on_text=on_text)
+            other = self.model_copy(update={"model": str(override), "model_path": None})
+            return other._complete(messages, stop, rest, on_text=on_text)
         rt = self.runtime()
         chat = [_to_dict(m) for m in messages]
         grammar = grammar_for(kwargs.get("response_format"))
@@ -126,38 +280,12 @@ class ChatLocal(BaseChatModel):
                 rt, tokens,
                 max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
                 grammar=grammar,
-                stop=[*(stop or []), turn_end(rt)],
+                stop=[*(self.stop or []), *(stop or []), turn_end(rt)],
                 draft=self.draft_tokens,
                 choices=choices,
+                on_text=on_text,
             )
-        text = result.text
-        finish = result.finish_reason
-        usage = {"prompt_tokens": result.prompt_tokens, "completion_tokens": len(result.tokens),
-                 "total_tokens": result.prompt_tokens + len(result.tokens)}
-        message = AIMessage(
-            content=text,
-            usage_metadata=UsageMetadata(
-                input_tokens=int(usage.get("prompt_tokens", 0)),
-                output_tokens=int(usage.get("completion_tokens", 0)),
-                total_tokens=int(usage.get("total_tokens", 0)),
-            ),
-            response_metadata={
-                "finish_reason": finish,
-                **({"repetition": True} if result.looped else {}),
-                "model_name": rt.model_name,
-                "model_provider": "local",
-                "decoding": {"passes": result.passes, "drafted": result.drafted,
-                             "accepted": result.accepted},
-                **({"choices": {**result.choices, **read}}
-                   if result.choices or read else {}),
-            },
-        )
-        return ChatResult(
-            generations=[
-                ChatGeneration(message=message, generation_info={"finish_reason": finish})
-            ],
-            llm_output={"model_name": rt.model_name, "token_usage": dict(usage)},
-        )
+        return rt, result, read
 
     def _resolve_state(self, rt: LocalRuntime, tokens: list[int], choices: list[Choice]
                        ) -> tuple[list[Choice], dict[str, float]]:
@@ -182,7 +310,7 @@ class ChatLocal(BaseChatModel):
 
     def with_structured_output(  # type: ignore[override]
         self,
-        schema: type[BaseModel] | dict[str, Any],
+        schema: type[BaseModel] | dict[str, Any] | type,
         *,
         include_raw: bool = False,
         **kwargs: Any,
@@ -190,10 +318,14 @@ class ChatLocal(BaseChatModel):
         """Return a runnable producing ``schema`` instances via grammar-constrained decoding.
 
         Args:
-            schema: A Pydantic model class (output is an instance) or a JSON schema dict
-                (output is a dict, checked for the schema's required keys).
+            schema: A Pydantic model class, v2 or v1 (output is an instance), or a JSON
+                schema dict or ``TypedDict`` class (output is a dict, checked for the
+                schema's required keys).
             include_raw: Return ``{"raw", "parsed", "parsing_error"}`` instead of raising.
-            **kwargs: ``max_tokens`` overrides the first-attempt budget.
+            **kwargs: ``max_tokens`` overrides the first-attempt budget. ``method``
+                (``json_schema``, ``json_mode``, ``function_calling``) and ``strict`` are
+                accepted for compatibility: every method decodes under the schema's grammar,
+                so the output always follows the schema.
 
         Raises:
             StructuredOutputError: when the output is cut off (``finish_reason ==
@@ -217,6 +349,10 @@ class ChatLocal(BaseChatModel):
                     config,
                     response_format={"type": "json_object", "schema": json_schema},
                     max_tokens=tokens,
+                    ls_structured_output_format={
+                        "kwargs": {"method": kwargs.get("method", "json_schema")},
+                        "schema": schema,
+                    },
                 )
                 try:
                     parsed = _parse(raw, validate, name, tokens)
@@ -233,6 +369,43 @@ class ChatLocal(BaseChatModel):
             raise error
 
         return RunnableLambda(run, name=f"ChatLocal.structured[{name}]")
+
+
+def _model_name(spec: str | os.PathLike[str] | None) -> str:
+    """The name a model spec's runtime reports (``LocalRuntime.model_name``), unloaded."""
+    from grounded_rag.local.assets import DEFAULT_MODEL_NAME, parse_model_spec
+
+    custom = parse_model_spec(spec)
+    return DEFAULT_MODEL_NAME if custom is None else custom.stem
+
+
+class _StreamClosed(Exception):
+    """The consumer of a stream stopped reading: the decoding ends at the next token."""
+
+
+def _token_usage(result: Completion) -> dict[str, int]:
+    return {"prompt_tokens": result.prompt_tokens, "completion_tokens": len(result.tokens),
+            "total_tokens": result.prompt_tokens + len(result.tokens)}
+
+
+def _usage(result: Completion) -> UsageMetadata:
+    usage = _token_usage(result)
+    return UsageMetadata(input_tokens=usage["prompt_tokens"],
+                         output_tokens=usage["completion_tokens"],
+                         total_tokens=usage["total_tokens"])
+
+
+def _response_metadata(rt: LocalRuntime, result: Completion, read: dict[str, float]
+                       ) -> dict[str, Any]:
+    return {
+        "finish_reason": result.finish_reason,
+        **({"repetition": True} if result.looped else {}),
+        "model_name": rt.model_name,
+        "model_provider": "local",
+        "decoding": {"passes": result.passes, "drafted": result.drafted,
+                     "accepted": result.accepted},
+        **({"choices": {**result.choices, **read}} if result.choices or read else {}),
+    }
 
 
 def _choices_for(response_format: dict[str, Any] | None,
@@ -279,9 +452,17 @@ def _parse(raw: BaseMessage, validate: Any, name: str, budget: int) -> Any:
         ) from exc
 
 
-def _schema_and_validator(schema: type[BaseModel] | dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _schema_and_validator(schema: Any) -> tuple[dict[str, Any], Any]:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return schema.model_json_schema(), schema.model_validate
+    from pydantic import v1 as pydantic_v1
+
+    if isinstance(schema, type) and issubclass(schema, pydantic_v1.BaseModel):
+        return schema.schema(), schema.parse_obj
+    if not isinstance(schema, dict) and _is_typeddict(schema):
+        from langchain_core.utils.function_calling import convert_to_json_schema
+
+        schema = convert_to_json_schema(schema)
     if isinstance(schema, dict):
         required = list(schema.get("required", []))
 
@@ -294,7 +475,13 @@ def _schema_and_validator(schema: type[BaseModel] | dict[str, Any]) -> tuple[dic
             return obj
 
         return schema, validate
-    raise TypeError("schema must be a Pydantic model class or a JSON schema dict")
+    raise TypeError("schema must be a Pydantic model class, a TypedDict or a JSON schema dict")
+
+
+def _is_typeddict(schema: Any) -> bool:
+    from typing_extensions import is_typeddict
+
+    return bool(is_typeddict(schema))
 
 
 def _to_dict(message: BaseMessage) -> dict[str, str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -126,11 +126,24 @@ def looping(tokens: Sequence[int]) -> bool:
     return False
 
 
+def _whole(text: bytes) -> int:
+    """Length of the longest prefix of UTF-8 ``text`` that ends on a whole character."""
+    n = len(text)
+    i = n - 1
+    while i > max(n - 4, 0) and text[i] & 0xC0 == 0x80:  # continuation bytes
+        i -= 1
+    if i < 0:
+        return 0
+    lead = text[i]
+    need = 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return n if n - i >= need else i
+
+
 class _Text:
     """``Llama._create_completion``'s text rules: stop strings and split UTF-8 characters."""
 
     def __init__(self, llama: Any, prompt: list[int], stop: Sequence[str], max_tokens: int,
-                 eog: Any) -> None:
+                 eog: Any, on_text: Callable[[str], None] | None = None) -> None:
         self.llama, self.prompt, self.max_tokens, self.eog = llama, prompt, max_tokens, eog
         self.stop = [s.encode("utf-8") for s in stop if s]
         self.tokens: list[int] = []
@@ -140,9 +153,39 @@ class _Text:
         self._multibyte = 0
         self.current = b""
         """The text so far (the last pushed token's detokenized output)."""
+        self.on_text = on_text
+        """Called with each new piece of the text that can no longer change (streaming)."""
+        self._sent = b""
+
+    def _held(self, text: bytes) -> int:
+        """Bytes at the end of ``text`` that may be the start of a stop string."""
+        held = 0
+        for stop in self.stop:
+            for j in range(min(len(stop) - 1, len(text)), held, -1):
+                if text.endswith(stop[:j]):
+                    held = j
+                    break
+        return held
+
+    def _emit(self, text: bytes, *, final: bool) -> None:
+        """Pass the new settled part of ``text`` to ``on_text`` (all of it when ``final``)."""
+        if self.on_text is None:
+            return
+        upto = len(text) if final else _whole(text[:len(text) - self._held(text)])
+        if upto > len(self._sent) and text.startswith(self._sent):
+            piece, self._sent = text[len(self._sent):upto], text[:upto]
+            self.on_text(piece.decode("utf-8", errors="ignore"))
 
     def push(self, token: int) -> bool:
         """Take the next sampled token; True when the completion is finished."""
+        done = self._push(token)
+        if done:
+            self._emit(self.text, final=True)
+        else:
+            self._emit(self.current, final=False)
+        return done
+
+    def _push(self, token: int) -> bool:
         if self.eog(token):
             self.text = self.llama.detokenize(self.tokens, prev_tokens=self.prompt)
             self.finish = "stop"
@@ -180,6 +223,7 @@ def complete(
     stop: Sequence[str] = (),
     draft: int = 0,
     choices: Sequence[Choice] = (),
+    on_text: Callable[[str], None] | None = None,
 ) -> Completion:
     """Greedy completion of ``prompt`` (tokens) on the generator's context; hold the lock.
 
@@ -196,6 +240,9 @@ def complete(
             the last one is scored, one token per pass (the scores are those the
             thresholds were fitted on); after it, a guard on the array it opens reads the
             logits of each position, drafted or not.
+        on_text: Streaming: called (under the lock) with each piece of the output once it
+            is settled: whole characters, never the start of a stop string; the pieces add
+            up to the returned text. An exception it raises ends the completion.
     """
     llama_cpp = require_llama_cpp()
     from llama_cpp import _internals
@@ -209,7 +256,7 @@ def complete(
         max_tokens = n_ctx - len(prompt)
     vocab = llama._model.vocab
     out = _Text(llama, prompt, stop, max_tokens,
-                lambda t: bool(llama_cpp.llama_vocab_is_eog(vocab, t)))
+                lambda t: bool(llama_cpp.llama_vocab_is_eog(vocab, t)), on_text)
     work = runtime.work
     policy: DraftPolicy | None = getattr(runtime, "drafts", None)
     if draft < 0:

@@ -4,7 +4,7 @@ The first draft's prompt (system rules, the numbered evidence sentences, the que
 evaluated anyway before the generator writes. A logistic head on the hidden state of one
 layer at the prompt's last position tells answerable questions from on-topic no-answer ones
 (NoMIRACL's hard negatives) better than the generator's own ``answerable`` log-odds
-(``benchmarks/prompt_state_fit.py``; docs/evaluation.md). The decision
+(``benchmarks/fit_decision.py state``; docs/evaluation.md). The decision
 (:mod:`grounded_rag.verification.decision`) reads that score beside relevance and the
 generator's log-odds.
 
@@ -12,7 +12,7 @@ The state is captured on the generator's own llama.cpp context: :class:`PromptSt
 gives that context an evaluation callback (``cb_eval``) that copies the wanted layer's last
 column while a prompt is evaluated with the tap armed, and lets every other tensor pass
 unobserved (a disarmed callback left greedy output unchanged and pass time within 0.5%:
-``benchmarks/eval_callback_cost.py``, ``benchmarks/generator_state_check.py``).
+``git show e7fb647:benchmarks/eval_callback_cost.py``, ``…/generator_state_check.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"en": 0.45, "ja": 0.45}
 """Support thresholds per language of the plain Yes/No scorer (``judge="logit"``). English:
-calibrated on HaluEval-QA dev (``benchmarks/verifier_calibrate.py``). Japanese was 0.32 (JNLI
+calibrated on HaluEval-QA dev (``benchmarks/fit_judges.py verifier``). Japanese was 0.32 (JNLI
 entailment vs not, 100 items); on 90 JNLI items in their natural label mix 0.45 gave 3-way
 accuracy 0.78 against 0.73, and on JHARS the best threshold lay higher still, so both
 languages now share 0.45."""
@@ -42,12 +42,12 @@ sources (the layout before 2026-12-03; for comparison)."""
 
 SHARED_THRESHOLDS: dict[str, float] = {"ja": 0.50}
 """P(Yes) thresholds of the plain judge when it reads a claim after the generator's sources
-block, per language; only these languages are read that way. Read there, P(Yes) runs a
-little higher than in the judge's own prompt, so the threshold is calibrated apart: on 80
-JSQuAD dev questions (seeds 7 and 11 of ``benchmarks/judge_prefix_check.py``; per question
-its right answer and another question's answer on the same passage), the point on a 0.02
-grid nearest the own prompt's at 0.45: right answers kept 71 vs 72 of 80, wrong ones
-refused 26 vs 29 (AUROC 0.74 / 0.69 per seed vs 0.70 / 0.75). The whole-loop checks on
+block, per language; only these languages are read that way. Read there, P(Yes) runs a little
+higher than in the judge's own prompt, so the threshold is calibrated apart: on 80 JSQuAD dev
+questions (seeds 7 and 11 of ``git show e7fb647:benchmarks/judge_prefix_check.py``; per question
+its right answer and another question's answer on the same passage), the point on a 0.02 grid
+nearest the own prompt's at 0.45: right answers kept 71 vs 72 of 80, wrong ones refused 26 vs 29
+(AUROC 0.74 / 0.69 per seed vs 0.70 / 0.75). The whole-loop checks on
 other questions are in docs/judge.md."""
 
 

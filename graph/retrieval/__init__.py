@@ -8,6 +8,9 @@ Typical use::
 
     ingest_paths(["docs/"], store_dir=".grounded-rag")  # multilingual-e5 on Linux x86_64
     hits = open_retriever(".grounded-rag").retrieve("How long does the battery last?", k=5)
+
+    # the store as a LangChain retriever (Documents, filters in search_kwargs)
+    docs = as_retriever(".grounded-rag", k=3, path_prefix="policies/").invoke("Taxi rules?")
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ if TYPE_CHECKING:
         MiniLMEmbeddings,
         default_embeddings,
     )
+    from grounded_rag.retrieval.filters import ChunkFilter, make_filter
     from grounded_rag.retrieval.hybrid import HybridRetriever
     from grounded_rag.retrieval.ingest import IngestReport, ingest_paths, reembed_store
+    from grounded_rag.retrieval.langchain_retriever import GroundedRetriever, as_retriever
     from grounded_rag.retrieval.memory import InMemoryRetriever
     from grounded_rag.retrieval.rerank import CrossEncoderReranker, FeatureScorer, Reranker
 
@@ -50,6 +55,10 @@ _LAZY = {
     "HybridRetriever": "grounded_rag.retrieval.hybrid",
     "InMemoryRetriever": "grounded_rag.retrieval.memory",
     "LangChainRetriever": "grounded_rag.retrieval.adapters",
+    "GroundedRetriever": "grounded_rag.retrieval.langchain_retriever",
+    "as_retriever": "grounded_rag.retrieval.langchain_retriever",
+    "ChunkFilter": "grounded_rag.retrieval.filters",
+    "make_filter": "grounded_rag.retrieval.filters",
     "MiniLMEmbeddings": "grounded_rag.retrieval.embeddings",
     "E5Embeddings": "grounded_rag.retrieval.embeddings",
     "default_embeddings": "grounded_rag.retrieval.embeddings",
@@ -60,10 +69,12 @@ _LAZY = {
 }
 
 __all__ = [
+    "ChunkFilter",
     "CrossEncoderReranker",
     "E5Embeddings",
     "EmptyStoreError",
     "FeatureScorer",
+    "GroundedRetriever",
     "HybridRetriever",
     "InMemoryRetriever",
     "IngestReport",
@@ -76,8 +87,10 @@ __all__ = [
     "Retriever",
     "StoreMismatchError",
     "StoreNotFoundError",
+    "as_retriever",
     "default_embeddings",
     "ingest_paths",
+    "make_filter",
     "open_retriever",
     "reembed_store",
 ]

@@ -40,7 +40,7 @@ class LangChainRetriever:
     (``similarity_search_with_relevance_scores``), else from a ``relevance_score`` /
     ``score`` in the document metadata, else from ``default_relevance`` decaying with rank.
     Such scores are not calibrated like the built-in retriever's: set the graph's abstain
-    threshold for that backend (``benchmarks/calibrate_abstain.py`` shows how).
+    threshold for that backend (``benchmarks/fit_relevance.py`` shows how).
     """
 
     def __init__(

@@ -1,6 +1,6 @@
 """Relevance calibration constants: the default scorer's coefficients and abstain threshold.
 
-Both come from ``benchmarks/calibrate_abstain.py`` (see its docstring for the method);
+Both come from ``benchmarks/fit_relevance.py`` (see its docstring for the method);
 rerun it after changing the embeddings, the tokenizer or the chunker. Coefficients are per
 embedder because cosine scales differ between models.
 """
@@ -36,7 +36,7 @@ E5_FEATURE_COEFFICIENTS: dict[str, Any] = {
     "w_cosine_x": 42.167,
     "reorder_languages": ("ja",),
 }
-"""Logistic coefficients for multilingual-e5 (``calibrate_abstain.py --embedder e5``).
+"""Logistic coefficients for multilingual-e5 (``fit_relevance.py --embedder e5``).
 
 Japanese: top-20 hybrid candidates of 400 JSQuAD dev questions (every 4th from 2001,
 disjoint from every reported set), reliability predicted/actual 0.29/0.24, 0.48/0.60,
@@ -90,7 +90,7 @@ CROSS_LANGUAGE_ABSTAIN_THRESHOLD: float = 0.03
 
 A chunk in the other language shares no terms with the question, so its relevance comes
 from the cross-language coefficients above (cosine only) and stays far below same-language
-values. Chosen by ``benchmarks/calibrate_abstain.py --cross`` as the highest one that still
+values. Chosen by ``benchmarks/fit_relevance.py --cross`` as the highest one that still
 answered >= 90% of ``xlang_en_ja.dev.jsonl`` with 0.26 for same-language evidence; a user's
 ``abstain_threshold`` keeps that ratio (:func:`cross_language_threshold`).
 """

@@ -61,6 +61,24 @@ def register(subparsers: Any) -> None:
     retrieve.add_argument("--k", type=int, default=5, help="number of results (default 5)")
     retrieve.add_argument("--mode", choices=["hybrid", "bm25", "vector"], default="hybrid")
     retrieve.add_argument("--json", action="store_true", help="print JSON")
+    retrieve.add_argument(
+        "--doc", action="append", metavar="DOC_ID", default=None,
+        help="search only this document (repeat for several)",
+    )
+    retrieve.add_argument(
+        "--path-prefix", action="append", metavar="PREFIX", default=None,
+        help="search only documents whose id (path relative to the ingested directory, "
+        "without extension) or url starts with PREFIX, e.g. policies/ (repeatable)",
+    )
+    retrieve.add_argument(
+        "--language", choices=["ja", "en"], default=None,
+        help="search only Japanese (ja) or other (en) chunks",
+    )
+    retrieve.add_argument(
+        "--where", action="append", metavar="KEY=VALUE", default=None,
+        help="search only chunks whose KEY (source_id, doc_id, title, section, url, start, "
+        "end, language) equals VALUE; repeating a KEY allows any of its values",
+    )
     _store_args(retrieve)
     retrieve.set_defaults(func=_run_retrieve)
 
@@ -194,10 +212,11 @@ def _run_retrieve(args: argparse.Namespace) -> int:
     query = check_question(args.query)
     from grounded_rag.retrieval._open import open_retriever
 
+    chunk_filter = _chunk_filter(args)
     retriever = open_retriever(
         args.store, chroma_url=args.chroma_url, mode=args.mode, embedder=args.embedder
     )
-    hits = retriever.retrieve(query, k=args.k)
+    hits = retriever.retrieve(query, k=args.k, chunk_filter=chunk_filter)
     if args.json:
         print_json(hits)
         return EXIT_OK
@@ -213,3 +232,21 @@ def _run_retrieve(args: argparse.Namespace) -> int:
         text = " ".join(ev["text"].split())
         print(f"   {clean(text[:300])}{'…' if len(text) > 300 else ''}")
     return EXIT_OK
+
+
+def _chunk_filter(args: argparse.Namespace) -> Any:
+    """The filter of ``retrieve``'s --doc / --path-prefix / --language / --where (or None)."""
+    from grounded_rag.retrieval.filters import make_filter
+
+    where: dict[str, list[str]] = {}
+    for item in args.where or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--where takes KEY=VALUE, got {item!r}", code=EXIT_USAGE,
+                               kind="usage")
+        where.setdefault(key.strip(), []).append(value)
+    try:
+        return make_filter(doc_id=args.doc, path_prefix=args.path_prefix,
+                           language=args.language, filter=where or None)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="usage") from exc

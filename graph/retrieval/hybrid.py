@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from grounded_rag.retrieval._bm25 import BM25Index
 from grounded_rag.retrieval.chunking import Chunk
@@ -12,6 +12,10 @@ from grounded_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion, vector_
 from grounded_rag.retrieval.rerank import Candidate, Reranker, default_scorer
 from grounded_rag.retrieval.text_analysis import has_japanese, is_japanese_text, tokenize
 from grounded_rag.types import Evidence
+
+if TYPE_CHECKING:
+    from grounded_rag.retrieval.filters import ChunkFilter
+    from grounded_rag.retrieval.langchain_retriever import GroundedRetriever
 
 Mode = Literal["hybrid", "bm25", "vector"]
 GENERATION_RETRIES = 3
@@ -189,11 +193,19 @@ class HybridRetriever:
             weights["en"] = self.en_vector_weight
         return weights
 
-    def retrieve(self, query: str, k: int = 5) -> list[Evidence]:
-        """Return up to ``k`` chunks for ``query``, best first."""
-        return [ev for ev, _ in self.retrieve_with_candidates(query, k)]
+    def retrieve(
+        self, query: str, k: int = 5, *, chunk_filter: ChunkFilter | None = None
+    ) -> list[Evidence]:
+        """Return up to ``k`` chunks for ``query``, best first.
 
-    def retrieve_with_candidates(self, query: str, k: int = 5) -> list[tuple[Evidence, Candidate]]:
+        ``chunk_filter`` (:func:`grounded_rag.retrieval.filters.make_filter`) searches only
+        the chunks it keeps: still ``k`` results whenever that many match.
+        """
+        return [ev for ev, _ in self.retrieve_with_candidates(query, k, chunk_filter=chunk_filter)]
+
+    def retrieve_with_candidates(
+        self, query: str, k: int = 5, *, chunk_filter: ChunkFilter | None = None
+    ) -> list[tuple[Evidence, Candidate]]:
         """Like :meth:`retrieve`, also returning the scoring signals (for evaluation).
 
         A query runs against one generation of the store. When an ingest commits a newer
@@ -203,15 +215,36 @@ class HybridRetriever:
         if k <= 0 or not query.strip():
             return []
         for _ in range(GENERATION_RETRIES):
-            found, complete = self._retrieve_once(query, k)
+            found, complete = self._retrieve_once(query, k, chunk_filter)
             if complete:
                 break
         return found
 
-    def _retrieve_once(self, query: str, k: int) -> tuple[list[tuple[Evidence, Candidate]], bool]:
+    def as_retriever(self, **search_kwargs: Any) -> GroundedRetriever:
+        """This retriever as a LangChain ``BaseRetriever`` returning ``Document``s.
+
+        ``search_kwargs``: ``k`` and the filters of
+        :func:`grounded_rag.retrieval.filters.make_filter` (``doc_id``, ``path_prefix``,
+        ``language``, ``filter``).
+        """
+        from grounded_rag.retrieval.langchain_retriever import GroundedRetriever
+
+        k = search_kwargs.pop("k", None)
+        return GroundedRetriever(retriever=self, search_kwargs=search_kwargs,
+                                 **({} if k is None else {"k": k}))
+
+    def _retrieve_once(
+        self, query: str, k: int, chunk_filter: ChunkFilter | None = None
+    ) -> tuple[list[tuple[Evidence, Candidate]], bool]:
         """The results, and whether every chunk chosen could still be fetched."""
+        backend: Any = self.backend
+        if chunk_filter is not None:
+            from grounded_rag.retrieval.filters import FilteredBackend
+
+            # A fresh view per attempt: chunks it fetched belong to this attempt's generation.
+            backend = FilteredBackend(self.backend, chunk_filter)
         n = max(self.n_candidates, k)
-        bm25 = self.backend.bm25_index()
+        bm25 = backend.bm25_index()
         embeddings = _follow_store(self.backend, self.embeddings, self.follow_store)
         if embeddings is not self.embeddings:
             self.embeddings = embeddings
@@ -227,11 +260,11 @@ class HybridRetriever:
             # A multilingual model still ranks same-language text first: fetch a deeper
             # list and give the best chunks in the other language a ranking of their own.
             depth = n * CROSS_LANGUAGE_DEPTH if split else n
-            vector = self.backend.vector_search(embeddings.embed_query(query), depth)
+            vector = backend.vector_search(embeddings.embed_query(query), depth)
         vector_weight = weights["ja" if query_ja else "en"]
         rows: dict[str, tuple[Chunk, list[str]]] = {}
         if split:
-            rows = self.backend.fetch(list({key for key, _ in lexical + vector}))
+            rows = backend.fetch(list({key for key, _ in lexical + vector}))
             same_language = {key: _is_ja(chunk) == query_ja for key, (chunk, _) in rows.items()}
 
             def by_language(side: list[tuple[str, float]], same: bool) -> list[tuple[str, float]]:
@@ -256,7 +289,7 @@ class HybridRetriever:
         )[:n]
         missing = [key for key, _ in fused if key not in rows]
         if missing:
-            rows.update(self.backend.fetch(missing))
+            rows.update(backend.fetch(missing))
         bm25_scores = dict(lexical)
         cosines = dict(vector)
         # A chunk the vector side did not return scores at most the last cosine it did.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grounded_rag.retrieval._bm25 import BM25Index
 from grounded_rag.retrieval.chunking import Chunk, Document, chunk_document, index_text
@@ -11,6 +11,9 @@ from grounded_rag.retrieval.hybrid import HybridRetriever, Mode
 from grounded_rag.retrieval.rerank import Reranker
 from grounded_rag.retrieval.text_analysis import tokenize
 from grounded_rag.types import Evidence
+
+if TYPE_CHECKING:
+    from grounded_rag.retrieval.filters import ChunkFilter
 
 
 class _MemoryBackend:
@@ -87,6 +90,8 @@ class InMemoryRetriever(HybridRetriever):
         )
         self.chunks = chunks
 
-    def retrieve(self, query: str, k: int = 5) -> list[Evidence]:
-        """Return up to ``k`` chunks for ``query``, best first."""
-        return super().retrieve(query, k)
+    def retrieve(
+        self, query: str, k: int = 5, *, chunk_filter: ChunkFilter | None = None
+    ) -> list[Evidence]:
+        """Return up to ``k`` chunks for ``query``, best first (``chunk_filter``: see base)."""
+        return super().retrieve(query, k, chunk_filter=chunk_filter)

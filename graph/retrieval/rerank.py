@@ -3,7 +3,7 @@
 Every candidate leaves the retriever with a calibrated ``relevance`` in [0, 1] (the graph's
 abstain threshold compares against it). The default :class:`FeatureScorer` needs no extra
 model: a logistic function of the query-chunk cosine and the IDF-weighted share of query
-terms found in the chunk, fitted by ``benchmarks/calibrate_abstain.py``. A cross-encoder can
+terms found in the chunk, fitted by ``benchmarks/fit_relevance.py``. A cross-encoder can
 replace it when the user has ``sentence-transformers`` and a model installed.
 """
 

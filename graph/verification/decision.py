@@ -8,7 +8,7 @@ it; :class:`grounded_rag.local.chat.ChatLocal` ``decide``). Taking each stage's 
 made the refusals compound (the 1.5B generator alone declined a third of the answerable
 small-corpus questions that every other stage let through); here a logistic combiner of the
 scores, fitted per language on the small-corpus dev collections
-(``benchmarks/decision_fit.py``), decides once. Since the generator's score comes last, the
+(``benchmarks/fit_decision.py fit``), decides once. Since the generator's score comes last, the
 decision is handed to the generator as a log-odds threshold on its own ``answerable`` value:
 it writes an answer exactly when the combined probability reaches the operating point's cut.
 
@@ -139,7 +139,7 @@ DEFAULT_DECISION = Decision(
                   "en": {"balanced": -1.8568, "cost_optimized": -1.8568,
                          "high_precision": -0.7372}},
 )
-"""Fitted by ``benchmarks/decision_fit.py`` on the small-corpus **dev** collections:
+"""Fitted by ``benchmarks/fit_decision.py fit`` on the small-corpus **dev** collections:
 logit P(answerable | relevance, generator) = logit P(answerable | relevance) + LLR(generator),
 the first a logistic fit per language on every dev question that clears the gate (318 ja,
 300 en, at their real mix), the second the generator's log-likelihood ratio from a
@@ -149,7 +149,7 @@ shift it (``high_precision`` P >= 0.8, ``fast`` P >= 0.3). The answerability hea
 is not in it: on the scored questions the generator and relevance already separated the
 Japanese ones, so ``answerability_check="auto"`` skips that pass (one model pass over three
 passages) where this decision covers the language. Held-out figures: docs/evaluation.md.
-Refitting on NoMIRACL dev as well (``decision_fit.py --joint``) does not help with these two
+Refitting on NoMIRACL dev as well (``fit_decision.py fit --joint``) does not help with these two
 scores, and the head that would costs 4-7 s a question (docs/decisions.md, "Decision
 refit on NoMIRACL").
 
@@ -158,7 +158,7 @@ refit on NoMIRACL").
 must also reach a floor, per language: halfway between out-of-fold head scores of the
 training answerable questions, keeping 97% of them (``balanced``, ``cost_optimized``) or
 90% (``high_precision``); ``fast`` has none. Fitted by
-``benchmarks/prompt_state_fit.py --write`` on small-corpus dev and NoMIRACL dev minus the
+``benchmarks/fit_decision.py state --write`` on small-corpus dev and NoMIRACL dev minus the
 30-query whole-loop sample. A floor rather than a fourth weight:
 weighed into one logistic fit over both pools, the head let through English small-corpus
 non-answers that relevance alone refuses (their relevance is informative there and

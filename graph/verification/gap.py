@@ -10,11 +10,11 @@ For 「どの党」 or 「どんな態度」 the noun after the question word be
 何人), and so are English questions, whose question word moves to the front.
 
 On JSQuAD dev (4,442 questions, each against its gold passage) the filler is found for 229
-questions and equals a gold answer for 217; the others are the answer with a word of
-context ("南部のアイントホーフェン空港", "立前座(たてぜんざ)"). The conditions were written while
+questions and equals a gold answer for 217; the others are the answer with a word of context
+("南部のアイントホーフェン空港", "立前座(たてぜんざ)"). The conditions were written while
 reading those; on JaQuAD dev, not read before, it is found for 4 of 612 (3 equal a gold
-answer, the fourth is one with its abbreviation in brackets). ``benchmarks/cloze_check.py``
-counts how often it settles right and wrong answers.
+answer, the fourth is one with its abbreviation in brackets).
+``benchmarks/screens.py --screens cloze`` counts how often it settles right and wrong answers.
 """
 
 from __future__ import annotations

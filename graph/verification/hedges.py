@@ -10,7 +10,7 @@ any model call.
 
 Narrow on purpose: only verbatim clauses, so a paraphrase is left to the judge, and only
 markers that leave the clause undetermined; factive ones (明らかに, ことがわかった,
-確実だ) are not in the lists. ``benchmarks/role_swap_check.py`` prints how often it fires
+確実だ) are not in the lists. ``benchmarks/screens.py --screens cues`` prints how often it fires
 per set and gold label: on the dev splits, 1,249 of JaNLI's 6,840 non-entailed pairs and
 none of the 6,840 entailed ones, nor any supported claim of JNLI, JSICK or JHARS.
 """

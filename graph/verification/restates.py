@@ -10,7 +10,7 @@ the question is only such a word (:data:`KIND_WORDS`). "Kyoto is a city" (B shar
 with A) and "The mayor of Kyoto is Daisaku Kadokawa" (B adds a name) are answers.
 
 Screened on HaluEval-QA dev's knowledge sentences, each read as a statement answering its
-own question (``benchmarks/restates_check.py``, no model), before it was wired in.
+own question (``benchmarks/screens.py --screens restates``, no model), before it was wired in.
 """
 
 from __future__ import annotations

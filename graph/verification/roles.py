@@ -13,7 +13,7 @@ and another out of it; は counts as the actor only in a sentence without が (o
 is a topic and is not compared). Causatives and anything it cannot line up are left to
 the judge. On JaNLI's dev split it
 flags 1,218 of 6,840 non-entailed pairs and none of the 6,840 entailed ones
-(``benchmarks/role_swap_check.py`` prints this and the rate on other sets' supported
+(``benchmarks/screens.py --screens cues`` prints this and the rate on other sets' supported
 claims).
 """
 

@@ -5,7 +5,7 @@ puts a Yes / No in front of an answer, or sends a draft back is named in :data:`
 what it does and the case it was written from. Each can be switched off for one process,
 to measure what it earns (``GROUNDED_RAG_ABLATE=cloze,hedged grounded-rag eval
 ...``), and each call that changes an outcome counts one firing (:func:`fired`), which the
-evaluation harness records per question; ``benchmarks/rule_inventory.py`` prints the table
+evaluation harness records per question; ``benchmarks/screens.py inventory`` prints the table
 with the firings and the leave-one-out scores.
 """
 

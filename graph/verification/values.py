@@ -292,9 +292,18 @@ def extract_dates(text: str, sentence: int = -1) -> tuple[list[DateValue], str]:
     return found, "".join(chars)
 
 
+_MONEY_ABBREVIATION = re.compile(rf"(?P<amount>[$¥€£]\s?(?:{_NUM}))\s?(?P<abbr>bn|mn|m|k)\b",
+                                 re.IGNORECASE)
+"""An amount with its magnitude abbreviated (£6m, $2.5bn, €40k): after a currency sign only,
+where "m" cannot be metres."""
+_ABBREVIATED = {"bn": "billion", "mn": "million", "m": "million", "k": "thousand"}
+
+
 def extract_quantities(text: str, sentence: int = -1, *, xlang: bool = False) -> list[Quantity]:
     """Find numbers with units (and bare numbers) in text already stripped of dates."""
     out: list[Quantity] = []
+    text = _MONEY_ABBREVIATION.sub(
+        lambda m: f"{m['amount']} {_ABBREVIATED[m['abbr'].lower()]}", text)
     for m in (_QUANTITY_X if xlang else _QUANTITY).finditer(text):
         dim, factor = _unit(m)
         mult = _mult(m)

@@ -384,3 +384,14 @@ def test_a_day_the_evidence_never_gives_for_that_month_is_not_supported():
     month_only = "日本国有鉄道法が1948年12月に制定された。"
     assert all(c.kind != "day_unstated"
                for c in check_claim("1948年12月1日に制定された", [month_only]).cues)
+
+
+def test_an_abbreviated_money_magnitude_is_the_same_amount_and_metres_stay_metres():
+    from grounded_rag.verification.values import extract_quantities
+
+    ev = ["Policies include a £2.5billion NHS fund and a £6million signing."]
+    for claim in ("Labour promises a £2.5bn NHS fund.", "The £6m signing made one start."):
+        assert not [c for c in check_claim(claim, ev).cues if c.decisive], claim
+    wrong = check_claim("Labour promises a £3.5bn NHS fund.", ev)
+    assert any(c.kind == "quantity_mismatch" and c.decisive for c in wrong.cues)
+    assert [q.value for q in extract_quantities("a wall 6m tall")] == [6.0]

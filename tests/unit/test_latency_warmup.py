@@ -25,5 +25,5 @@ def test_one_warm_up_question_per_language_in_order(monkeypatch: pytest.MonkeyPa
         assert latency_bench.warmup_questions(questions[2:3]) == questions[2:3]
         assert latency_bench.warmup_questions([]) == []
     finally:
-        for name in ("latency_bench", "_latency_parts"):
+        for name in ("latency_bench", "_common"):
             sys.modules.pop(name, None)

@@ -17,11 +17,10 @@ def floor(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GR_TEST_MODEL_DELAY", "0")
     monkeypatch.setenv("GR_TEST_VERIFY_DELAY", "0")
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import _load_floor
+    import _load
 
-    yield _load_floor
-    for name in ("_load_floor", "_load_levels", "_load_http"):
-        sys.modules.pop(name, None)
+    yield _load
+    sys.modules.pop("_load", None)
 
 
 def test_the_floor_takes_the_workflows_steps_and_returns_its_answer(floor) -> None:

@@ -17,10 +17,21 @@ rate (answerable) per language, and the chosen default.
 
 Usage::
 
-    python benchmarks/calibrate_abstain.py --embedder e5 --fit --fit-questions 400
-    python benchmarks/calibrate_abstain.py --embedder minilm   # curve, coefficients as in code
+    python benchmarks/fit_relevance.py --embedder e5 --fit --fit-questions 400
+    python benchmarks/fit_relevance.py --embedder minilm   # curve, coefficients as in code
+    python benchmarks/fit_relevance.py --cross             # the cross-language gate only
+    python benchmarks/fit_relevance.py --quick --json FILE # every step, tiny (CI)
 
-Data is read from ../shared/eval (never copied into the repository).
+``--quick`` runs ``--fit`` (2 questions per language over their gold passages and 8 others:
+``--fit-questions 2 --pool 8``), the NoMIRACL curve and the cross-language gate on one
+query per language and class (``--queries 1``): every step at the smallest size, in
+well under a minute; it prints coefficients and curves only (this script writes no file
+into the package: fitted values are copied into ``graph/retrieval/calibration.py`` by
+hand), and its figures are not for reporting. No local LLM is loaded (the embedder runs
+on one thread), so no model lock is taken.
+
+Data is read from ../shared/eval (never copied into the repository); when it is absent the
+run prints a skip line and exits 0.
 """
 
 from __future__ import annotations
@@ -29,15 +40,27 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CachedEmbeddings, eval_path, read_jsonl  # noqa: E402
+from _common import (  # noqa: E402
+    CachedEmbeddings,
+    add_result_args,
+    eval_path,
+    read_jsonl,
+    write_result,
+)
 
 from grounded_rag.retrieval.embeddings import E5Embeddings, MiniLMEmbeddings  # noqa: E402
 from grounded_rag.retrieval.memory import InMemoryRetriever  # noqa: E402
 from grounded_rag.retrieval.rerank import FeatureScorer, default_scorer  # noqa: E402
+
+NAME = "fit_relevance"
+QUICK = {"fit_questions": 2, "pool": 8, "queries": 1}
+"""``--quick``'s sizes: fit questions per language, other passages per pool, curve queries
+per language and class."""
 
 
 def _embedder(name: str) -> CachedEmbeddings:
@@ -62,6 +85,22 @@ def _fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 5
         if np.abs(step).max() < 1e-8:
             break
     return w
+
+
+def _small_pool(docs: list[dict], questions: list[tuple[str, set[str]]], pool: int
+                ) -> list[dict]:
+    """``--pool N``: the questions' gold passages and the first N others (0: every one)."""
+    if not pool:
+        return docs
+    gold = set().union(*(g for _, g in questions)) if questions else set()
+    out, others = [], 0
+    for d in docs:
+        if d["id"] in gold:
+            out.append(d)
+        elif others < pool:
+            out.append(d)
+            others += 1
+    return out
 
 
 def _candidate_rows(
@@ -95,7 +134,11 @@ def _cross_language_shift(emb: CachedEmbeddings) -> float | None:
     return float(same.mean() - cross.mean())
 
 
-def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
+def fit(n: int, embedder: str, en_source: str = "scifact", *, pool: int = 0,
+        queries: int = 0, figures: dict[str, Any] | None = None) -> dict[str, float]:
+    """The scorer's coefficients; ``pool``/``queries`` shrink the pools (``--quick``), and
+    ``figures`` (when given) receives what each fit printed."""
+    figures = {} if figures is None else figures
     coef: dict[str, float] = {}
     qp, pp = eval_path("jsquad_ja", "questions.dev.jsonl"), eval_path("jsquad_ja", "passages.jsonl")
     cp, dp = eval_path("scifact", "claims.dev.jsonl"), eval_path("scifact", "corpus.jsonl")
@@ -113,13 +156,14 @@ def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
     ]
     en_q = [(c["claim"], set(c["evidence"])) for c in read_jsonl(cp) if c["evidence"]][:n]
     if en_source == "halueval":
-        import _pools
+        import _retrieval as _pools
 
-        pool = _pools.halueval_qa()
-        if pool is None:
+        hpool = _pools.halueval_qa()
+        if hpool is None:
             raise SystemExit("skip: --en-fit halueval needs halueval_qa in ../shared/eval")
-        en_docs, en_q = pool.docs, pool.questions[:n]
-        print(f"English fit on {pool.name}: {len(en_q)} questions over {len(en_docs)} passages")
+        en_docs, en_q = hpool.docs, hpool.questions[:n]
+        print(f"English fit on {hpool.name}: {len(en_q)} questions over {len(en_docs)} passages")
+    ja_docs, en_docs = _small_pool(ja_docs, ja_q, pool), _small_pool(en_docs, en_q, pool)
     emb = _embedder(embedder)
     pooled = []
     langs = [("ja", ja_docs, ja_q)] + ([("en", en_docs, en_q)] if en_source != "none" else [])
@@ -144,22 +188,31 @@ def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
             "coefficients "
             f"bias={w[0]:.3f} cosine={w[1]:.3f} coverage={w[2]:.3f}\n  reliability: {rel}"
         )
+        figures[lang] = {"questions": len(questions), "passages": len(docs),
+                         "candidate_rows": len(rows), "positives": float(rows[:, 2].mean()),
+                         "reliability": rel}
     if getattr(emb, "multilingual", False):
-        import _pools
+        import _retrieval as _pools
 
         xdev = _pools.xlang("en", fold="dev")
         if xdev is not None:
             # English questions over Japanese passages: the cross-language dev fold
-            rows = _candidate_rows(emb, xdev.docs, xdev.questions)
+            xq = xdev.questions[: queries or None]
+            xdocs = _small_pool(xdev.docs, xq, pool)
+            rows = _candidate_rows(emb, xdocs, xq)
             b0, w0 = _fit_logistic(rows[:, :1], rows[:, 2])
             coef["bias_x"], coef["w_cosine_x"] = round(float(b0), 3), round(float(w0), 3)
             p = 1 / (1 + np.exp(-(b0 + w0 * rows[:, 0])))
             print(
                 f"cross-language fit on {xdev.name}: {len(rows)} candidate rows, positives "
                 f"{rows[:, 2].mean():.3f}; bias={b0:.3f} cosine={w0:.3f}; gold found in the "
-                f"top 20 for {int(rows[:, 2].sum())} of {len(xdev.questions)}; mean predicted "
+                f"top 20 for {int(rows[:, 2].sum())} of {len(xq)}; mean predicted "
                 f"{p.mean():.3f} vs actual {rows[:, 2].mean():.3f}"
             )
+            figures["cross"] = {"questions": len(xq), "passages": len(xdocs),
+                                "candidate_rows": len(rows), "gold_in_top20": int(rows[:, 2].sum()),
+                                "mean_predicted": float(p.mean()),
+                                "actual": float(rows[:, 2].mean())}
         else:
             rows = np.vstack(pooled)
             b0, w0 = _fit_logistic(rows[:, :1], rows[:, 2])
@@ -170,6 +223,7 @@ def fit(n: int, embedder: str, en_source: str = "scifact") -> dict[str, float]:
                 f"cross-language: cosine-only fit bias={b0:.3f} cosine={w0:.3f}, shifted by "
                 f"{shift:.4f} -> bias_x={coef['bias_x']}"
             )
+            figures["cross"] = {"shift": shift}
     return coef
 
 
@@ -192,11 +246,27 @@ class _Lookup:
         return self.inner.embed_query(text)
 
 
-def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
+def _first_per_class(rows: list[dict], n: int) -> list[dict]:
+    """``--queries N``: the first N rows of each (language, answerable) (0: every row)."""
+    if not n:
+        return rows
+    seen: dict[tuple[str, bool], int] = {}
+    out = []
+    for r in rows:
+        key = (r["lang"], bool(r["answerable"]))
+        if seen.get(key, 0) < n:
+            seen[key] = seen.get(key, 0) + 1
+            out.append(r)
+    return out
+
+
+def curve(scorer: FeatureScorer | None, embedder: str, *, queries: int = 0,
+          figures: dict[str, Any] | None = None) -> float | None:
+    figures = {} if figures is None else figures
     p = eval_path("nomiracl_ja_en", "nomiracl.dev.jsonl")
     if p is None:
         return None
-    rows = read_jsonl(p)
+    rows = _first_per_class(read_jsonl(p), queries)
     emb = _embedder(embedder)
     scorer = scorer or default_scorer(emb)
     # One pooled corpus per language (all queries' passages, deduplicated), like a real store:
@@ -233,8 +303,10 @@ def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
         "en: answer rate  abstain rate | all: answer  abstain"
     )
     chosen = 0.0
+    table = []
     for t in thresholds:
         cells = []
+        row: dict[str, Any] = {"threshold": t}
         ok = True
         for lang in ("ja", "en", None):
             sel = [b for b in best if lang is None or b[0] == lang]
@@ -243,11 +315,14 @@ def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
             answer_rate = np.mean([s >= t for s in ans])
             abstain_rate = np.mean([s < t for s in una])
             cells.append(f"{answer_rate:.2f}  {abstain_rate:.2f}")
+            row[lang or "all"] = [round(float(answer_rate), 4), round(float(abstain_rate), 4)]
             if lang is None and answer_rate < MIN_ANSWER_RATE:
                 ok = False
         if ok:
             chosen = t
         print(f"  {t:.3f}   | " + " | ".join(cells))
+        table.append(row)
+    aucs = {}
     for lang in ("ja", "en"):
         ans = np.array([s for l_, a, s in best if l_ == lang and a])
         una = np.array([s for l_, a, s in best if l_ == lang and not a])
@@ -256,6 +331,7 @@ def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
             f"{lang}: answerable {len(ans)}, unanswerable {len(una)}, "
             f"ROC AUC of best relevance {auc:.3f}"
         )
+        aucs[lang] = {"answerable": len(ans), "unanswerable": len(una), "auc": float(auc)}
     print(
         f"\nchosen default: {chosen:.2f} (highest threshold keeping the answer rate on answerable "
         f">= {MIN_ANSWER_RATE:.0%} over both languages)"
@@ -271,10 +347,13 @@ def curve(scorer: FeatureScorer | None, embedder: str) -> float | None:
         print('published baselines, abstain rate on the unanswerable queries ("I don\'t know"):')
         for model, xs in sorted(baseline.items()):
             print(f"  {model}: {np.mean(xs):.2f} (n={len(xs)})")
+    figures.update({"queries": len(rows), "rates": table, "auc": aucs, "chosen": chosen,
+                    "baselines": {m: float(np.mean(xs)) for m, xs in sorted(baseline.items())}})
     return chosen
 
 
-def cross_curve(embedder: str, top_k: int) -> float | None:
+def cross_curve(embedder: str, top_k: int, *, queries: int = 0, pool: int = 0,
+                figures: dict[str, Any] | None = None) -> float | None:
     """Pick the gate for evidence in the other language than the question.
 
     Answerable: the English translations of JSQuAD dev questions (``xlang_en_ja.dev.jsonl``
@@ -283,19 +362,26 @@ def cross_curve(embedder: str, top_k: int) -> float | None:
     Unanswerable: NoMIRACL's English questions over the same pool (Wikipedia questions
     whose passages are not in it: "the store has nothing on this"). Chosen like the main
     threshold: the highest one that still answers >= 90% of the answerable dev questions.
+    ``queries``/``pool`` shrink the question sets and the pool (``--quick``).
     """
-    import _pools
+    import _retrieval as _pools
 
+    figures = {} if figures is None else figures
     dev, test, nomi = _pools.xlang("en", "dev"), _pools.xlang("en", "test"), _pools.nomiracl("en")
     if dev is None or test is None or nomi is None:
         print("skip: the cross-language curve needs jsquad_ja and nomiracl_ja_en in ../shared/eval")
+        figures["skipped"] = "jsquad_ja or nomiracl_ja_en absent"
         return None
     emb = _embedder(embedder)
     scorer = default_scorer(emb)
     if scorer.bias_x is None:
         print("skip: the embedder has no cross-language coefficients (not multilingual)")
+        figures["skipped"] = "embedder not multilingual"
         return None
-    retr = InMemoryRetriever(dev.docs, embeddings=emb, chunk=False, reranker=scorer)
+    dev_q, test_q = dev.questions[: queries or None], test.questions[: queries or None]
+    nomi_q = nomi.questions[: queries or None]
+    docs = _small_pool(dev.docs, dev_q + test_q, pool)
+    retr = InMemoryRetriever(docs, embeddings=emb, chunk=False, reranker=scorer)
 
     def best(questions: list[tuple[str, set[str]]]) -> tuple[np.ndarray, np.ndarray]:
         scores, found = [], []
@@ -305,15 +391,16 @@ def cross_curve(embedder: str, top_k: int) -> float | None:
             found.append(any(h["doc_id"] in gold for h in hits))
         return np.asarray(scores), np.asarray(found)
 
-    dev_s, dev_f = best(dev.questions)
-    test_s, test_f = best(test.questions)
-    neg_s, _ = best([(q, set()) for q, _ in nomi.questions])
+    dev_s, dev_f = best(dev_q)
+    test_s, test_f = best(test_q)
+    neg_s, _ = best([(q, set()) for q, _ in nomi_q])
     print(f"\ncross-language gate: best relevance in the top {top_k} over the JSQuAD pool "
-          f"({len(dev.docs)} Japanese passages); gold in the top {top_k}: dev "
+          f"({len(docs)} Japanese passages); gold in the top {top_k}: dev "
           f"{dev_f.mean():.2f}, test {test_f.mean():.2f}")
     print("threshold | dev answer rate | test answer rate (gold found & passes) | "
           "NoMIRACL-en abstain rate")
     chosen = 0.0
+    table = []
     for t in [0.0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
               0.1, 0.12, 0.15, 0.2, 0.26]:
         dev_rate = float(np.mean(dev_s >= t))
@@ -321,16 +408,23 @@ def cross_curve(embedder: str, top_k: int) -> float | None:
             chosen = t
         print(f"  {t:.3f}   | {dev_rate:.2f} | {np.mean(test_s >= t):.2f} "
               f"({np.mean((test_s >= t) & test_f):.2f}) | {np.mean(neg_s < t):.2f}")
+        table.append({"threshold": t, "dev_answers": round(dev_rate, 4),
+                      "test_answers": round(float(np.mean(test_s >= t)), 4),
+                      "test_answers_gold": round(float(np.mean((test_s >= t) & test_f)), 4),
+                      "nomiracl_en_abstains": round(float(np.mean(neg_s < t)), 4)})
     auc = np.mean([(x > y) + 0.5 * (x == y) for x in np.r_[dev_s, test_s] for y in neg_s])
     print(f"answerable {len(dev_s) + len(test_s)} (dev + test), unanswerable {len(neg_s)}, "
           f"ROC AUC of best relevance {auc:.3f}")
     print(f"chosen cross-language threshold: {chosen:.3f} (highest keeping the dev answer rate "
           f">= {MIN_ANSWER_RATE:.0%}); at it: test answers {np.mean(test_s >= chosen):.2f}, "
           f"NoMIRACL-en abstains {np.mean(neg_s < chosen):.2f}")
+    figures.update({"top_k": top_k, "passages": len(docs), "answerable": len(dev_s) + len(test_s),
+                    "unanswerable": len(neg_s), "auc": float(auc), "rates": table,
+                    "chosen": chosen})
     return chosen
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -346,22 +440,59 @@ def main() -> None:
     )
     ap.add_argument("--cross", action="store_true",
                     help="only the cross-language gate (English questions, Japanese pool)")
-    args = ap.parse_args()
-    if args.cross:
-        from grounded_rag.context import Context
+    ap.add_argument("--pool", type=int, default=0, metavar="N",
+                    help="fit and cross-language pools: the questions' gold passages and the "
+                         "first N others (0: every passage)")
+    ap.add_argument("--queries", type=int, default=0, metavar="N",
+                    help="curves: the first N queries per language and class; cross-language "
+                         "fit and gate: the first N questions per set (0: all)")
+    add_result_args(ap)
+    args = ap.parse_args(argv)
+    fitting = (args.fit and not args.cross) or args.quick
+    needed = []  # the evaluation files this run reads
+    if fitting or args.cross:
+        needed += [("jsquad_ja", "questions.dev.jsonl"), ("jsquad_ja", "passages.jsonl")]
+    if fitting:
+        needed += [("scifact", "claims.dev.jsonl"), ("scifact", "corpus.jsonl")]
+    if args.cross or args.quick or not args.no_curve:
+        needed += [("nomiracl_ja_en", "nomiracl.dev.jsonl")]
+    missing = ["/".join(n) for n in needed if eval_path(*n) is None]
+    if missing:
+        write_result(args.json, NAME, {"skipped": missing}, quick=args.quick)
+        return 0
+    if args.quick:  # every step, at the smallest size (sizes given on the command line win)
+        args.fit = True
+        if args.fit_questions == ap.get_default("fit_questions"):
+            args.fit_questions = QUICK["fit_questions"]
+        args.pool = args.pool or QUICK["pool"]
+        args.queries = args.queries or QUICK["queries"]
+    from grounded_rag.context import Context
 
-        cross_curve(args.embedder, Context().top_k)
-        return
+    figures: dict[str, Any] = {"embedder": args.embedder, "pool": args.pool,
+                               "queries": args.queries}
+    if args.cross or args.quick:
+        figures["cross_gate"] = {}
+        cross_curve(args.embedder, Context().top_k, queries=args.queries, pool=args.pool,
+                    figures=figures["cross_gate"])
+    if args.cross:
+        write_result(args.json, NAME, figures, quick=args.quick)
+        return 0
     scorer = None
     if args.fit:
-        coef = fit(args.fit_questions, args.embedder, args.en_fit)
+        figures["fit"] = {"questions": args.fit_questions, "en_fit": args.en_fit}
+        coef = fit(args.fit_questions, args.embedder, args.en_fit, pool=args.pool,
+                   queries=args.queries, figures=figures["fit"])
         print("FEATURE_COEFFICIENTS =", json.dumps(coef))
+        figures["coefficients"] = coef
         scorer = default_scorer(_embedder(args.embedder))
         for key, value in coef.items():  # coefficients not refitted keep their values
             setattr(scorer, key, value)
     if not args.no_curve:
-        curve(scorer, args.embedder)
+        figures["curve"] = {}
+        curve(scorer, args.embedder, queries=args.queries, figures=figures["curve"])
+    write_result(args.json, NAME, figures, quick=args.quick)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
