@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from grounded_rag.verification.evidence import content_tokens
 
@@ -18,9 +19,47 @@ _NEG_JA = re.compile(
 _JA_CLAUSE_END = re.compile(r"(?<=[、，])")
 
 
-def _negated(text: str) -> bool:
-    count = len(_NEG_JA.findall(text)) + len(_NEG_EN.findall(text))
+def _negated(text: str, other: str | None = None) -> bool:
+    """Whether ``text`` is negated (an odd number of negations).
+
+    With ``other`` (the claim for an evidence sentence, the sentence for a claim), a
+    negation counts only when the word it negates is on the other side too: "having never
+    worked" says nothing about "moved into a home", 「息もつけないほど笑って」 nothing about
+    「笑って」. The negated word is read in a window next to the negation: the words after an
+    English one, the characters before a Japanese ending (存在|せず, 動か|ずに).
+    """
+    if other is None:
+        count = len(_NEG_JA.findall(text)) + len(_NEG_EN.findall(text))
+        return count % 2 == 1
+    theirs = content_tokens(other)
+    count = 0
+    for m in _NEG_EN.finditer(text):
+        window = content_tokens(" ".join(text[m.end():].split()[:_EN_WINDOW]))
+        if not window:  # "..., but Zpizza isn't.": the predicate is before it
+            window = content_tokens(" ".join(text[:m.start()].split()[-_EN_WINDOW:]))
+        count += bool(window & theirs)
+    plain = unicodedata.normalize("NFKC", other)
+    for m in _NEG_JA.finditer(text):
+        window = text[max(0, m.start() - _JA_WINDOW):m.start()]
+        stem = _JA_STEM.search(window)
+        if stem is not None and stem.group(1) in _JA_FORMAL:  # 保証する|物|では|ない
+            stem = _JA_STEM.search(window[:stem.start()]) or stem
+        count += (stem is None or stem.group(1)[-2:] in plain
+                  or _JA_NONE.match(stem.group(2)) is not None)
     return count % 2 == 1
+
+
+_EN_WINDOW = 4
+"""Words after an English negation that may be the one it negates (not | be able to finish)."""
+_JA_WINDOW = 10
+"""Characters before a Japanese negative ending searched for the word it negates."""
+_JA_STEM = re.compile(r"([\u3400-\u9fff\u30a0-\u30ff]+)([\u3040-\u309f]*)$")
+"""The last kanji / katakana run before the ending, its inflection aside (置|かれてい|ない,
+存在|せ|ず, 動|か|ずに); without one the negation always counts."""
+_JA_FORMAL = frozenset({"物", "事", "訳", "筈"})
+"""Formal nouns: 「…する物ではない」 negates the verb before them."""
+_JA_NONE = re.compile(r"も(?:い|あり)?$")
+"""一人も|いない, 何も|ない: nothing of the kind exists, whatever the claim's words."""
 
 
 def _polarity_scope(claim: str, sentence: str, language: str) -> str:

@@ -308,9 +308,11 @@ def check_claim(
                         msg["words_missing"].format(cl=listed), tuple(words)))
 
     best_i = max(range(len(sentences)), key=lambda i: context[i])
-    polar = not (question.strip() and _fragment(claim, lang)) or _negated(claim)
-    ev_polarity = _negated(_polarity_scope(claim, sentences[best_i], lang))
-    if polar and context[best_i] >= 0.5 and _negated(claim) != ev_polarity:
+    scope = _polarity_scope(claim, sentences[best_i], lang)
+    claim_negated = _negated(claim, sentences[best_i])
+    polar = not (question.strip() and _fragment(claim, lang)) or claim_negated
+    ev_polarity = _negated(scope, claim)
+    if polar and context[best_i] >= 0.5 and claim_negated != ev_polarity:
         cue = Cue(
             "negation_mismatch",
             context[best_i] >= 0.75,

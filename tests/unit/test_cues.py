@@ -395,3 +395,29 @@ def test_an_abbreviated_money_magnitude_is_the_same_amount_and_metres_stay_metre
     wrong = check_claim("Labour promises a £3.5bn NHS fund.", ev)
     assert any(c.kind == "quantity_mismatch" and c.decisive for c in wrong.cues)
     assert [q.value for q in extract_quantities("a wall 6m tall")] == [6.0]
+
+
+@pytest.mark.parametrize("claim, evidence, opposite", [
+    ("Paul Doyle moved his family into an £820,000 home in Altrincham.",
+     "Paul Doyle moved his family into an £820,000 home in Altrincham, despite having never "
+     "worked.", False),
+    ("MOD Pizza is a franchise, but Zpizza isn't.",
+     "MOD Pizza is a franchise, but Zpizza is a franchise too.", True),
+    ("二人の女の子が笑っていて、他の女の子たちは彼女たちを見ている",
+     "二人の女の子が息もつけないほど笑っていて、他の女の子たちは彼女たちを見ている", False),
+    ("一人の女性と三人の男性が写真のためにポーズをとっている",
+     "一人の女性と三人の男性が写真のために動かずにポーズをとっている", False),
+    ("皿の上にロールケーキやフォークなどが置かれていない。",
+     "皿の上にロールケーキやフォークなどが置かれています。", True),
+    ("男性がギターを弾いている", "ギターを弾いている男性は一人もいない", True),
+])
+def test_a_negation_counts_only_when_what_it_negates_is_on_the_other_side(
+        claim, evidence, opposite):
+    report = check_claim(claim, [evidence])
+    assert any(c.kind == "negation_mismatch" for c in report.cues) is opposite
+
+
+def test_a_negation_through_a_formal_noun_negates_the_verb_before_it():
+    claim = "これらの保証期間は目安であり、実際の製品寿命を保証するものではありません。"
+    evidence = "保証期間が設定されているが、実際の製品寿命を保証する物ではない。"
+    assert not any(c.kind == "negation_mismatch" for c in check_claim(claim, [evidence]).cues)
