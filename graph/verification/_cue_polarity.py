@@ -40,10 +40,10 @@ def _negated(text: str, other: str | None = None) -> bool:
         count += bool(window & theirs)
     plain = unicodedata.normalize("NFKC", other)
     for m in _NEG_JA.finditer(text):
-        window = text[max(0, m.start() - _JA_WINDOW):m.start()]
-        stem = _JA_STEM.search(window)
+        before = text[max(0, m.start() - _JA_WINDOW):m.start()]
+        stem = _JA_STEM.search(before)
         if stem is not None and stem.group(1) in _JA_FORMAL:  # 保証する|物|では|ない
-            stem = _JA_STEM.search(window[:stem.start()]) or stem
+            stem = _JA_STEM.search(before[:stem.start()]) or stem
         count += (stem is None or stem.group(1)[-2:] in plain
                   or _JA_NONE.match(stem.group(2)) is not None)
     return count % 2 == 1
