@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,6 @@ def write_result(path: Path | None, name: str, figures: dict, *, quick: bool = F
     """
     if path is None:
         return
-    import time
-
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=False, timeout=10,
@@ -186,3 +185,92 @@ class ScorerCounter:
 
     def snapshot(self) -> tuple[int, int, int]:
         return self.calls, self.evaluated, self.reused
+
+
+# -- the model lock -----------------------------------------------------------------------
+
+MODEL_LOCK = Path("/tmp/grag-model.lock")
+_HELD: list[int] = []
+LOCK_WAIT = {"seconds": 0.0}
+"""Seconds this process waited for the lock (the quick runs report it beside their time)."""
+
+
+def hold_model_lock() -> None:
+    """Hold ``flock /tmp/grag-model.lock`` until the process ends (others share the cores).
+
+    Not when a parent already holds it (``flock /tmp/grag-model.lock CMD``, or a suite run
+    under it): a second lock on the file would wait on that one forever.
+    """
+    if _HELD:
+        return
+    import fcntl
+
+    holder = _lock_holder_above()
+    if holder:
+        print(f"{MODEL_LOCK} is held by parent process {holder}: running under it",
+              file=sys.stderr, flush=True)
+        _HELD.append(-1)
+        return
+    fd = os.open(MODEL_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"waiting for {MODEL_LOCK} (another model job holds it)", file=sys.stderr,
+              flush=True)
+        started = time.perf_counter()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        LOCK_WAIT["seconds"] = round(time.perf_counter() - started, 1)
+        print(f"holding {MODEL_LOCK} after {LOCK_WAIT['seconds']} s", file=sys.stderr,
+              flush=True)
+    _HELD.append(fd)
+
+
+def _lock_holder_above() -> int | None:
+    """The pid of this process's parent (or theirs, up the tree) that holds the lock, from
+    ``/proc/locks``; None when none does or ``/proc`` is not there to tell."""
+    try:
+        st = os.stat(MODEL_LOCK)
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    holders = set()
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == key:  # not "->" waiters
+            holders.add(int(parts[4]))
+    pid = os.getppid()
+    while pid > 1:
+        if pid in holders:
+            return pid
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
+
+
+def subcommand_main(name: str, doc: str | None, subcommands: dict[str, Any], quick_main: Any,
+                    argv: list[str] | None) -> int:
+    """A script of subcommands: ``SUB ...``, or ``--quick`` for all of them at quick size."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in subcommands:
+        return int(subcommands[argv[0]](argv[1:]))
+    if "--quick" in argv and not any(a in ("-h", "--help") for a in argv):
+        return int(quick_main(argv))
+    print(doc)
+    if argv[:1] in (["-h"], ["--help"]):
+        return 0
+    print(f"{name}: give a subcommand ({', '.join(subcommands)}) or --quick", file=sys.stderr)
+    return 2
+
+
+def skip_without_eval_data(json_path: Path | None, name: str, *, quick: bool) -> bool:
+    """True (after a skip line and a JSON saying so) when the evaluation data is absent."""
+    if EVAL_DIR.exists():
+        return False
+    print(f"skip: {EVAL_DIR} not found (evaluation data lives in ../shared/eval; "
+          "set GROUNDED_RAG_EVAL_DIR)")
+    write_result(json_path, name, {"skipped": str(EVAL_DIR)}, quick=quick)
+    return True

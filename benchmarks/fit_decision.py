@@ -42,7 +42,6 @@ import datetime
 import hashlib
 import json
 import math
-import os
 import random
 import sys
 import tempfile
@@ -54,73 +53,16 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_result_args, eval_path, write_result  # noqa: E402
+from _common import (  # noqa: E402  # noqa: E402
+    LOCK_WAIT,
+    add_result_args,
+    eval_path,
+    hold_model_lock,
+    subcommand_main,
+    write_result,
+)
 
 NAME = "fit_decision"
-
-# -- the model lock -----------------------------------------------------------------------
-
-MODEL_LOCK = Path("/tmp/grag-model.lock")
-_HELD: list[int] = []
-LOCK_WAIT = {"seconds": 0.0}
-"""Seconds this process waited for the lock (the quick runs report it beside their time)."""
-
-
-def hold_model_lock() -> None:
-    """Hold ``flock /tmp/grag-model.lock`` until the process ends (others share the cores).
-
-    Not when a parent already holds it (``flock /tmp/grag-model.lock CMD``, or a suite run
-    under it): a second lock on the file would wait on that one forever.
-    """
-    if _HELD:
-        return
-    import fcntl
-
-    holder = _lock_holder_above()
-    if holder:
-        print(f"{MODEL_LOCK} is held by parent process {holder}: running under it",
-              file=sys.stderr, flush=True)
-        _HELD.append(-1)
-        return
-    fd = os.open(MODEL_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print(f"waiting for {MODEL_LOCK} (another model job holds it)", file=sys.stderr,
-              flush=True)
-        started = time.perf_counter()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        LOCK_WAIT["seconds"] = round(time.perf_counter() - started, 1)
-        print(f"holding {MODEL_LOCK} after {LOCK_WAIT['seconds']} s", file=sys.stderr,
-              flush=True)
-    _HELD.append(fd)
-
-
-def _lock_holder_above() -> int | None:
-    """The pid of this process's parent (or theirs, up the tree) that holds the lock, from
-    ``/proc/locks``; None when none does or ``/proc`` is not there to tell."""
-    try:
-        st = os.stat(MODEL_LOCK)
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    holders = set()
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == key:  # not "->" waiters
-            holders.add(int(parts[4]))
-    pid = os.getppid()
-    while pid > 1:
-        if pid in holders:
-            return pid
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            pid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return None
-    return None
-
 
 # == scores: the stage scores per question (runs the model) ===============================
 
@@ -1255,17 +1197,7 @@ SUBCOMMANDS = {"scores": scores_main, "fit": fit_main, "state": state_main}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
-    if "--quick" in argv and not any(a in ("-h", "--help") for a in argv):
-        return quick_main(argv)
-    print(__doc__)
-    if argv[:1] in (["-h"], ["--help"]):
-        return 0
-    print(f"fit_decision.py: give a subcommand ({', '.join(SUBCOMMANDS)}) or --quick",
-          file=sys.stderr)
-    return 2
+    return subcommand_main("fit_decision.py", __doc__, SUBCOMMANDS, quick_main, argv)
 
 
 if __name__ == "__main__":

@@ -42,8 +42,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import EVAL_DIR, add_result_args, eval_path, write_result  # noqa: E402
-from fit_decision import LOCK_WAIT, hold_model_lock  # noqa: E402
+from _common import (  # noqa: E402  # noqa: E402
+    EVAL_DIR,
+    LOCK_WAIT,
+    add_result_args,
+    eval_path,
+    hold_model_lock,
+    subcommand_main,
+    write_result,
+)
 
 NAME = "fit_judges"
 
@@ -600,17 +607,7 @@ SUBCOMMANDS = {"verifier": verifier_main, "answerability": answerability_main}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
-    if "--quick" in argv and not any(a in ("-h", "--help") for a in argv):
-        return quick_main(argv)
-    print(__doc__)
-    if argv[:1] in (["-h"], ["--help"]):
-        return 0
-    print(f"fit_judges.py: give a subcommand ({', '.join(SUBCOMMANDS)}) or --quick",
-          file=sys.stderr)
-    return 2
+    return subcommand_main("fit_judges.py", __doc__, SUBCOMMANDS, quick_main, argv)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _retrieval as rb  # noqa: E402
-from _common import EVAL_DIR, add_result_args, write_result  # noqa: E402
+from _common import add_result_args, skip_without_eval_data, write_result  # noqa: E402
 
 PARTS = ("warm", "recall", "weights", "latency", "ingest", "tokenizers")
 """What ``all`` runs, in this order (``warm`` first: the others then read the cache)."""
@@ -130,10 +130,7 @@ def main() -> None:
     ap = _parser()
     args = ap.parse_args()
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    if not EVAL_DIR.exists():
-        print(f"skip: {EVAL_DIR} not found (evaluation data lives in ../shared/eval; "
-              "set GROUNDED_RAG_EVAL_DIR)")
-        write_result(args.json, "retrieval", {"skipped": str(EVAL_DIR)}, quick=args.quick)
+    if skip_without_eval_data(args.json, "retrieval", quick=args.quick):
         return
     parts = PARTS if args.what == "all" else (args.what,)
     figures: dict = {"threads": args.threads, "python": sys.version.split()[0]}

@@ -58,7 +58,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _retrieval as _pools  # noqa: E402
-from _common import EVAL_DIR, CachedEmbeddings, add_result_args, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    CachedEmbeddings,
+    add_result_args,
+    skip_without_eval_data,
+    write_result,  # noqa: E402
+)
 
 POSTGRES = os.environ.get("GR_BENCH_POSTGRES", "postgresql://127.0.0.1:5432/test")
 
@@ -450,10 +455,7 @@ def main() -> None:
         p.add_argument("--chroma-url", default=None, help="a running Chroma server")
         add_result_args(p)
     args = parser.parse_args()
-    if not EVAL_DIR.exists():
-        print(f"skip: {EVAL_DIR} not found (evaluation data lives in ../shared/eval; "
-              "set GROUNDED_RAG_EVAL_DIR)")
-        write_result(args.json, "store", {"skipped": str(EVAL_DIR)}, quick=args.quick)
+    if skip_without_eval_data(args.json, "store", quick=args.quick):
         return
     parts = PARTS if args.cmd == "all" else (args.cmd,)
     figures: dict = {}
