@@ -243,7 +243,7 @@ def first_draft_chat(question: str, evidence: list[Any], language: str,
     """The graph's first-draft prompt for ``question`` over ``evidence``, as chat messages."""
     from grounded_rag.nodes.write import answer_messages, evidence_view
     from grounded_rag.prompts import generate as generate_prompts
-    from grounded_rag.verification.handles import render_view
+    from grounded_rag.verification.citations import render_view
 
     view = evidence_view(question, evidence, evidence_tokens)
     sources = render_view(view, evidence, header=generate_prompts.SOURCE_HEADER)

@@ -25,12 +25,11 @@ wrong answer through). One table, one mechanism per screen:
 - ``predicate``: ``on_question.predicate_absent`` on HaluEval-QA's yes/no questions over their
   own paragraph (``pass``) and another question's (``fire``);
 - ``topic``: ``subjects.topic_uncited`` with a right Japanese answer citing its gold passage;
-- ``binding``: ``binding.misbound_value`` on the true clauses of year-labelled series
+- ``binding``: ``coverage.misbound_value`` on the true clauses of year-labelled series
   (``pass``) and on their values swapped between years (``fire``);
-- ``restates``: ``restates.restates_itself`` on HaluEval-QA's knowledge sentences;
-- ``cloze``: ``cloze.cloze_sentence`` on gold values (``settle``: a settle is a support without
+- ``cloze``: ``cascade.cloze_sentence`` on gold values (``settle``: a settle is a support without
   the model), other values of the same passage and another question's value (``pass``);
-- ``chinese``: ``answer_language.reads_as_chinese`` on every Japanese sentence of the sets.
+- ``chinese``: ``on_question.reads_as_chinese`` on every Japanese sentence of the sets.
 
 **Inventory** reads the per-question lines of ``benchmarks/first_corpus.py --out`` or of
 ``grounded-rag eval ... --out DIR`` (``DIR/results.jsonl``), which record the rules that
@@ -60,7 +59,6 @@ from _common import (  # noqa: E402  # noqa: E402
     EVAL_DIR,
     add_result_args,
     eval_path,
-    knowledge_statements,
     read_jsonl,
     write_result,
 )
@@ -329,7 +327,7 @@ def screen_topic(limit: int | None) -> list[Row]:
 
 def screen_binding(limit: int | None) -> list[Row]:
     """True clauses of year-labelled series (``pass``) and values swapped between years."""
-    from grounded_rag.verification.binding import (
+    from grounded_rag.verification.coverage import (
         _CLAUSE,
         _clauses,
         _quantities,
@@ -362,21 +360,6 @@ def screen_binding(limit: int | None) -> list[Row]:
     return t.rows()
 
 
-def screen_restates(limit: int | None) -> list[Row]:
-    """HaluEval-QA knowledge sentences read as answers to their own question."""
-    from grounded_rag.verification.on_question import _CHOICE, _WH
-    from grounded_rag.verification.restates import restates_itself
-
-    t = Tally("restates")
-    rows = {r["question"]: r for r in _halueval(None)
-            if not r["label"] and _WH.search(r["question"]) and not _CHOICE.search(r["question"])}
-    for question, row in list(rows.items())[:limit]:
-        for statement in knowledge_statements(row["knowledge"]):
-            t.add("halueval_qa", "knowledge sentence", "pass",
-                  bool(restates_itself(statement["text"], question)), statement["text"])
-    return t.rows()
-
-
 _VALUE = re.compile(
     r"\d[\d,.]*(?:年\d+月\d+日|年\d+月|年代|年|月\d+日|月|日|万|億|千|円|人|%|歳|回|位|km2|km|m)?")
 _DIGITS = re.compile(r"\d+")
@@ -388,7 +371,7 @@ def _numbers(text: str) -> set[str]:
 
 def screen_cloze(limit: int | None) -> list[Row]:
     """Bare values settled as supported without the model: gold (``settle``), wrong (``pass``)."""
-    from grounded_rag.verification.cloze import cloze_sentence
+    from grounded_rag.verification.cascade import cloze_sentence
 
     t = Tally("cloze")
 
@@ -439,8 +422,8 @@ def _strings(value: object) -> list[str]:
 def screen_chinese(limit: int | None) -> list[Row]:
     """Japanese sentences of every Japanese set read as Chinese (each a false reading)."""
     from grounded_rag.lang import detect_language
-    from grounded_rag.verification.answer_language import reads_as_chinese
     from grounded_rag.verification.evidence import split_sentences
+    from grounded_rag.verification.on_question import reads_as_chinese
 
     t = Tally("chinese")
     seen: set[str] = set()
@@ -464,7 +447,7 @@ def screen_chinese(limit: int | None) -> list[Row]:
 
 SCREENS: dict[str, Callable[[int | None], list[Row]]] = {
     "cues": screen_cues, "off_question": screen_off_question, "predicate": screen_predicate,
-    "topic": screen_topic, "binding": screen_binding, "restates": screen_restates,
+    "topic": screen_topic, "binding": screen_binding,
     "cloze": screen_cloze, "chinese": screen_chinese,
 }
 
@@ -485,8 +468,12 @@ def print_rows(rows: list[Row], examples: bool) -> None:
 
 def load_results(path: Path) -> list[dict[str, Any]]:
     """The result lines of one run (a results.jsonl, or a directory holding one)."""
-    if path.is_dir():
-        path = path / "results.jsonl"
+    if path.is_dir():  # an eval --out folder: results.jsonl, or a small-corpus run's items
+        found = sorted(path.glob("results.jsonl")) or sorted(path.glob("*/*.items.jsonl"))
+        if len(found) != 1:
+            raise SystemExit(f"{path}: expected one results.jsonl or *.items.jsonl, found "
+                             f"{[str(f) for f in found] or 'none'}")
+        path = found[0]
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     return [r for r in rows if "status" in r]

@@ -27,8 +27,7 @@ from grounded_rag.routing import (
     route_after_verify,
 )
 from grounded_rag.state import InputState, OutputState, State
-from grounded_rag.verification.answerability import AnswerabilityJudge
-from grounded_rag.verification.base import Verifier
+from grounded_rag.verification.base import AnswerabilityJudge, Verifier
 
 GRAPH_NAME = "grounded-rag"
 

@@ -10,8 +10,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from grounded_rag.context import default_model_spec
-from grounded_rag.verification.answerability import AnswerabilityJudge
-from grounded_rag.verification.base import Verifier
+from grounded_rag.verification.base import AnswerabilityJudge, Verifier
 
 _PROVIDERS = {
     "openai": ("langchain_openai", "openai"),
@@ -209,8 +208,7 @@ def resolve_verifier(
     chance); API models get batched structured verdicts. Either way deterministic cues run
     first (``CascadeVerifier``).
     """
-    from grounded_rag.verification.cascade import CascadeVerifier
-    from grounded_rag.verification.judge import ChatJudgeVerifier
+    from grounded_rag.verification.cascade import CascadeVerifier, ChatJudgeVerifier
 
     if isinstance(verifier, CascadeVerifier):
         return verifier

@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from grounded_rag.state import State
-from grounded_rag.verification.answer_language import reads_as_chinese, wrong_language
-from grounded_rag.verification.partial import all_pass, answering_part, verified_part
+from grounded_rag.verification.on_question import (
+    all_pass,
+    answering_part,
+    reads_as_chinese,
+    verified_part,
+    wrong_language,
+)
 
 
 def _has_critical(state: State) -> bool:

@@ -28,7 +28,7 @@ GAP_HINT = {
     "ja": "- 資料の文「{sentence}」で、質問の「{word}」にあたるのは「{filler}」です。",
 }
 """A revision hint when the question is a source sentence with its answer taken out
-(``verification.gap``; Japanese questions only)."""
+(``verification.asked``; Japanese questions only)."""
 OFF_QUESTION_REASONS = {
     "en": {"heading": "it only repeats a heading of the source",
            "question": "it only repeats the question",
@@ -37,7 +37,6 @@ OFF_QUESTION_REASONS = {
            "topic": "the sources it cites never name {topic}, what the question asks about",
            "source": "the passages it cites are not about the question",
            "focus": "no sentence it cites says anything about {focus}, what the question asks",
-           "feedback": "it repeats the checker's feedback, not what a source says",
            "number": "it gives no number", "date": "it gives no date",
            "count": "its only figures are dates, not the count asked for"},
     "ja": {"heading": "資料の見出しを繰り返しているだけです",
@@ -47,7 +46,6 @@ OFF_QUESTION_REASONS = {
            "topic": "出典の資料は質問の対象である「{topic}」について述べていません",
            "source": "出典の資料は質問の内容について述べたものではありません",
            "focus": "引用した文はいずれも質問の「{focus}」について述べていません",
-           "feedback": "検証の指摘を繰り返しているだけで、資料の記述ではありません",
            "number": "数値がありません", "date": "日付がありません",
            "count": "数値は日付だけで、問われている数がありません"},
 }

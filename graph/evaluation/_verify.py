@@ -12,8 +12,7 @@ from grounded_rag.evaluation._datasets import EvalItem
 from grounded_rag.types import Evidence
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict, Verifier
 from grounded_rag.verification.cascade import CascadeVerifier
-from grounded_rag.verification.modes import UNCHECKED, run_verifier
-from grounded_rag.verification.sampling import select_claims
+from grounded_rag.verification.modes import UNCHECKED, run_verifier, select_claims
 
 
 class CountingVerifier:
@@ -102,7 +101,7 @@ def sources_block(question: str, evidence: list[Evidence]) -> str:
     from grounded_rag.context import Context
     from grounded_rag.nodes.write import evidence_view
     from grounded_rag.prompts import generate
-    from grounded_rag.verification.handles import render_view
+    from grounded_rag.verification.citations import render_view
 
     view = evidence_view(question, evidence, Context().evidence_tokens)
     return render_view(view, evidence, header=generate.SOURCE_HEADER)

@@ -9,7 +9,7 @@ from grounded_rag.local.heads import JudgeHead
 from grounded_rag.local.scorer import SupportScorer
 from grounded_rag.local.verifier import Judge, ShippedHead
 from grounded_rag.types import Evidence
-from grounded_rag.verification.answerability import Answerability, PassageScore, decide
+from grounded_rag.verification.base import Answerability, PassageScore, decide
 
 __all__ = [
     "ANSWERABLE_HEAD",

@@ -19,8 +19,7 @@ from grounded_rag.models import (
     resolve_verifier,
 )
 from grounded_rag.retrieval.base import Retriever
-from grounded_rag.verification.answerability import AnswerabilityJudge
-from grounded_rag.verification.base import Verifier
+from grounded_rag.verification.base import AnswerabilityJudge, Verifier
 
 _retrievers: dict[str, Retriever] = {}
 _retrievers_lock = threading.Lock()

@@ -13,8 +13,8 @@ from grounded_rag.context import Context
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
 from grounded_rag.types import Claim, ClaimStatus, Finding
+from grounded_rag.verification.decision import confidence_score, grounding_score
 from grounded_rag.verification.modes import UNCHECKED
-from grounded_rag.verification.scores import confidence_score, grounding_score
 
 
 @contextmanager

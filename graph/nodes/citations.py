@@ -13,11 +13,15 @@ from grounded_rag.nodes._parts import Parts
 from grounded_rag.nodes._shared import lang, progress, timed
 from grounded_rag.state import State
 from grounded_rag.verification import rules
-from grounded_rag.verification.answer_language import language_findings
 from grounded_rag.verification.citations import check_citations as check_statement_citations
-from grounded_rag.verification.gated_sources import below_gate_statements, source_findings
-from grounded_rag.verification.on_question import off_question_findings, unrelated_statements
-from grounded_rag.verification.other_case import other_case_statements
+from grounded_rag.verification.on_question import (
+    below_gate_statements,
+    language_findings,
+    off_question_findings,
+    other_case_statements,
+    source_findings,
+    unrelated_statements,
+)
 
 
 def check_citations(

@@ -7,7 +7,7 @@ from typing import Any
 from grounded_rag.nodes._shared import lang, progress
 from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
-from grounded_rag.verification.gap import gap_fillers, gap_word
+from grounded_rag.verification.asked import gap_fillers, gap_word
 from grounded_rag.verification.modes import UNCHECKED
 
 

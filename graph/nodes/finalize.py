@@ -14,7 +14,7 @@ from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import answering_statements, earlier_attempt, kept_statements
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Evidence, Finding, Source
-from grounded_rag.verification.partial import all_pass
+from grounded_rag.verification.on_question import all_pass
 
 
 def finalize_answer(

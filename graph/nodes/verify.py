@@ -16,15 +16,15 @@ from grounded_rag.nodes.write import evidence_view
 from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.state import State
 from grounded_rag.types import Claim, Finding
-from grounded_rag.verification.handles import render_view
+from grounded_rag.verification.citations import render_view
 from grounded_rag.verification.modes import (
     failed_update,
     judge_claims,
     late_warnings,
     mark_unchecked,
+    select_claims,
     verification_state,
 )
-from grounded_rag.verification.sampling import select_claims
 
 log = logging.getLogger(__name__)
 

@@ -20,15 +20,15 @@ from grounded_rag.prompts import generate as generate_prompts
 from grounded_rag.schemas import CitedAnswer
 from grounded_rag.state import State
 from grounded_rag.types import Citation, Claim, Draft, Evidence, Finding
-from grounded_rag.verification.decision import DEFAULT_DECISION
-from grounded_rag.verification.gap import gap_fillers, gap_unwritten
-from grounded_rag.verification.handles import (
+from grounded_rag.verification.asked import gap_fillers, gap_unwritten
+from grounded_rag.verification.citations import (
     SentenceView,
     cite_handles,
     number_sentences,
     render_view,
     select_sentences,
 )
+from grounded_rag.verification.decision import DEFAULT_DECISION
 
 _HANDLES_ONLY = re.compile(r"\W*((?:[Ss]\d+(?:\.\d+)?[\s,、]*)+)[\W_]*")
 """A statement that is only sentence handles (``S1.2。``, ``S1.2, S1.3``)."""
@@ -176,7 +176,7 @@ def pinned_answer(question: str, evidence: list[Evidence]) -> str | None:
     """The answer one source sentence gives by its own words, if any.
 
     The word that fills a Japanese question's gap, or the other form of a name asked about
-    ("UNTAGの正式名称は" over "…国際連合ナミビア独立支援グループ (UNTAG)…"): ``gap.gap_fillers``.
+    ("UNTAGの正式名称は" over "…国際連合ナミビア独立支援グループ (UNTAG)…"): ``asked.gap_fillers``.
     """
     fillers = gap_fillers(question, evidence)
     return max((f for f, _ in fillers), key=len) if fillers else None
@@ -186,7 +186,7 @@ def _pinned_draft(state: State, evidence: list[Evidence]) -> Draft | None:
     """The pinned word as the whole revision, when an off-question draft did not write it.
 
     A draft that answered, but not with the word one source sentence gives for what was
-    asked (``gap.gap_fillers``: 「UNTAGの正式名称は」, 「中東は良質の優れた何が…」), is
+    asked (``asked.gap_fillers``: 「UNTAGの正式名称は」, 「中東は良質の優れた何が…」), is
     revised to that word, cited to that sentence: the 1.5B model, told the word in the
     feedback, mostly copies its draft again.
     """

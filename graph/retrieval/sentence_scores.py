@@ -1,7 +1,7 @@
 """Which sentences of a passage in the other language speak to the question: the embedder says.
 
 The generator sees a budgeted view of the evidence: the sentences that hold most of the
-question's content words, with their neighbours (``verification.handles.select_sentences``).
+question's content words, with their neighbours (``verification.citations.select_sentences``).
 An English question shares no words with a Japanese passage, and the reverse, so there the
 word overlap is 0 for every sentence and the view used to keep each passage's first
 sentences, in retrieval order. On the small-corpus dev cross-language questions the gold
@@ -46,8 +46,8 @@ def annotate(question: str, evidence: Sequence[Evidence], embeddings: Any, langu
         is_same_language,
     )
     from grounded_rag.retrieval.embeddings import is_multilingual
+    from grounded_rag.verification.citations import cuts
     from grounded_rag.verification.evidence import split_sentences
-    from grounded_rag.verification.handles import cuts
 
     items = list(evidence)
     if (embeddings is None or not is_multilingual(embeddings) or not question.strip()

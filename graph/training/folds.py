@@ -18,7 +18,7 @@ from grounded_rag.local.answerability import SHIPPED_HEAD_UNCHECKED, LocalAnswer
 from grounded_rag.local.heads import load_head
 from grounded_rag.local.scorer import SupportScorer
 from grounded_rag.types import Evidence
-from grounded_rag.verification.answerability import Answerability
+from grounded_rag.verification.base import Answerability
 
 FOLDS_FILE = "answerable-folds.json"
 """Index of the fold heads inside a training output folder."""

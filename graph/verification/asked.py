@@ -1,21 +1,8 @@
-"""What a question asks: the predicate of a yes/no question, or an amount of money.
+"""What a question asks: its answer type, its predicate, its count, the gap it leaves.
 
-A yes/no question ("Can the Aurora LX-3 be carried in an airplane cabin?", 「追加の宿泊費は
-支給されますか？」) names a subject and asks a predicate about it. An answer that talks about
-the subject but never about the predicate ("The Aurora LX-3 carries a 24-month warranty")
-does not answer it. ``asked_terms`` returns the predicate's content words: the question's
-content words minus the subject (English: the noun phrase after the auxiliary; Japanese: the
-words before the last topic particle は / も, or subject particle が) and minus the words of
-the evidence's document titles (they name what is asked about). A comparison ("Are A and B
-both American?", 「AとBは同じか」) is answered by what the sources say of each compared
-thing, rarely in the question's words ("same country"), so its terms are the compared things.
-``addressed`` is true when at
-least half of them (rounded up) occur in the cited sentences, stemmed (English: Snowball;
-Japanese: Sudachi normalized forms, as BM25 indexes them). Half rather than one: a common
-verb recurs in an unrelated sense ("carries a warranty" for "be carried in a cabin").
-
-``asks_money`` tells a "how much does it cost / いくら" question; ``has_money`` whether a text
-gives an amount of money (or says it is free).
+- What a question asks: the predicate of a yes/no question, or an amount of money.
+- A date does not answer "how many": count questions and the figures that answer them.
+- What fills a Japanese question's gap in a source sentence the question was made from.
 """
 
 from __future__ import annotations
@@ -27,6 +14,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from grounded_rag.retrieval.text_analysis import sudachi_tokenizer, tokenize
+from grounded_rag.types import Evidence
+from grounded_rag.verification.evidence import split_sentences
+
+# ------------------------------------------------------------------------------------------
+# What a question asks: the predicate of a yes/no question, or an amount of money.
+#
+# A yes/no question ("Can the Aurora LX-3 be carried in an airplane cabin?", 「追加の宿泊費は
+# 支給されますか？」) names a subject and asks a predicate about it. An answer that talks about
+# the subject but never about the predicate ("The Aurora LX-3 carries a 24-month warranty")
+# does not answer it. ``asked_terms`` returns the predicate's content words: the question's
+# content words minus the subject (English: the noun phrase after the auxiliary; Japanese: the
+# words before the last topic particle は / も, or subject particle が) and minus the words of
+# the evidence's document titles (they name what is asked about). A comparison ("Are A and B
+# both American?", 「AとBは同じか」) is answered by what the sources say of each compared
+# thing, rarely in the question's words ("same country"), so its terms are the compared things.
+# ``addressed`` is true when at
+# least half of them (rounded up) occur in the cited sentences, stemmed (English: Snowball;
+# Japanese: Sudachi normalized forms, as BM25 indexes them). Half rather than one: a common
+# verb recurs in an unrelated sense ("carries a warranty" for "be carried in a cabin").
+#
+# ``asks_money`` tells a "how much does it cost / いくら" question; ``has_money`` whether a text
+# gives an amount of money (or says it is free).
 
 _EN_AUX = frozenset(
     "can could is are was were am does do did will would should shall has have had may "
@@ -375,3 +384,242 @@ def _ja_terms(text: str) -> list[Term]:
     after = [term for i, term in content if i > cut]
     # 「在宅勤務手当はありますか」: the predicate is only ある; what is asked about is the topic.
     return after or [term for _, term in content]
+
+
+# ------------------------------------------------------------------------------------------
+# A date does not answer "how many": count questions and the figures that answer them.
+#
+# "How many acts does the opera have?" asks for a count. A statement whose only figures are a
+# date ("The music video was released on March 4, 2005.", 「2005年3月に発売された。」) gives
+# a number, but not the one asked for: it is a sentence about something else. ``asks_count``
+# tells a count question (how many / how much / what number / いくつ / 何人 / 何個 / 何回 ...),
+# not a duration, an age or a frequency ("how many years", "how long", 何年, 何歳: a span of
+# dates may answer those); ``has_count`` whether a text gives a figure once its dates
+# (years, month-day, 2005年3月4日, "in 1999", "the 1990s") are set aside.
+
+HOW_MANY_PEOPLE = r"何人(?![もがをにでとのか])"
+"""「何人」 as "how many people": not 何人が / 何人ですか / 何人も (which nationality, many)."""
+
+_COUNT_Q = re.compile(
+    r"\bhow\s+(?:many|much)\b(?!\s+(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?"
+    r"|decades?|centuries|century|time\b|later|earlier|longer|older))"
+    r"|\bwhat\s+(?:percentage|percent|amount|number|proportion|share)\b"
+    r"|いくつ(?!か)|何(?:個|回|件|台|本|枚|名|倍|割|%|％|パーセント|種類|カ国|か国|ヶ国|幕|議席)"
+    r"(?![もか])|" + HOW_MANY_PEOPLE,
+    re.I,
+)
+NUMBERING = re.compile(
+    r"第\s*[0-9一二三四五六七八九十百]+\s*[条章節項号款]"
+    r"|\b(?:article|section|chapter|clause|item|§)\s*\d+(?:\.\d+)*",
+    re.I,
+)
+"""A heading's numbering (第7条, Article 3, § 2.1): a label, not a figure the text gives."""
+
+_ORDINAL = re.compile(
+    r"\b\d+\s*(?:st|nd|rd|th)\b|第\s*[0-9一二三四五六七八九十百千]+\s*(?:位|番目|代|次)?"
+    r"|\d+\s*(?:位|番目)",
+    re.I,
+)
+"""A rank or place ("ranked 7th", 第3位, 2番目): a position, not how many of something."""
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
+_DATES = re.compile(
+    # 2005年3月4日, 2005年, 3月4日, 1990年代, 平成17年 (the era name alone is no count)
+    r"(?:(?:令和|平成|昭和|大正|明治)\s*(?:\d{1,2}|元)年|\d{3,4}年(?:代)?)(?:\s*\d{1,2}月)?"
+    r"(?:\s*\d{1,2}日)?|\d{1,2}月\s*\d{1,2}日|\d{1,2}月(?=[のにから、。]|$)"
+    # March 4, 2005 / 4 March 2005 / March 2005 / 2005-03-04 / 3/4/2005
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{_YEAR})?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s*{_YEAR})?\b"
+    rf"|\b{_MONTH}\s*,?\s*{_YEAR}\b|\b{_YEAR}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b"
+    # a bare year where a date is meant: "in 1999", "since 2005", "the 1990s", "1999-2003"
+    rf"|\b(?:in|on|since|from|until|till|by|during|circa|around|before|after|year|of)\s+"
+    rf"(?:the\s+)?(?:early\s+|late\s+|mid-?)?{_YEAR}s?\b|\b{_YEAR}s\b"
+    rf"|\b{_YEAR}\s*[-–]\s*{_YEAR}\b|\({_YEAR}\)",
+    re.I,
+)
+# Narrower than the off-question check's number words: "single", "double", "all" or "both"
+# name other things too ("the first single released after …" is no count).
+_FIGURE = re.compile(
+    r"\d|[一二三四五六七八九十百千万億半両]"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+    r"|eighty|ninety|hundred|thousand|million|billion|half|once|twice|thrice|dozen|none)\b"
+    r"|全額|半額|実費|全部|無料|無償|\bfree\b|\bin\s+full\b",
+    re.I,
+)
+
+
+def asks_count(question: str) -> bool:
+    """Whether ``question`` asks how many / how much of something (not a span of time)."""
+    return bool(_COUNT_Q.search(unicodedata.normalize("NFKC", question)))
+
+
+def without_dates(text: str) -> str:
+    """``text`` with its date expressions blanked out."""
+    return _DATES.sub(" ", unicodedata.normalize("NFKC", text))
+
+
+def has_count(text: str) -> bool:
+    """Whether ``text`` gives a figure (a digit, a number word) outside dates and numbering.
+
+    Dates, a heading's numbering (第7条, Article 3) and ranks ("7th", 第3位) are set aside
+    first: "ranked 7th in positive peace" does not say how many of anything.
+    """
+    return bool(_FIGURE.search(_ORDINAL.sub(" ", NUMBERING.sub(" ", without_dates(text)))))
+
+
+# ------------------------------------------------------------------------------------------
+# What fills a Japanese question's gap in a source sentence the question was made from.
+#
+# Reading-comprehension questions, and many a user's first questions, copy a sentence of the
+# source and put a question word where the answer was: 「中東は良質の優れた何が多いだけでなく、
+# …」 over 「中東は良質の優れた油田が多いだけでなく、…」. When the text before the question word
+# ends a stretch of the sentence and the text after it (its first characters at least) follows
+# a few characters later, what lies between is the answer, by the sentence's own words: 「油田」.
+# For 「どの党」 or 「どんな態度」 the noun after the question word belongs to the answer too
+# (「共産党と新社会党」). Numbers are left to :mod:`grounded_rag.verification.cascade` (何年,
+# 何人), and so are English questions, whose question word moves to the front.
+#
+# On JSQuAD dev (4,442 questions, each against its gold passage) the filler is found for 229
+# questions and equals a gold answer for 217; the others are the answer with a word of context
+# ("南部のアイントホーフェン空港", "立前座(たてぜんざ)"). The conditions were written while
+# reading those; on JaQuAD dev, not read before, it is found for 4 of 612 (3 equal a gold
+# answer, the fourth is one with its abbreviation in brackets).
+# ``benchmarks/screens.py --screens cloze`` counts how often it settles right and wrong answers.
+
+_GAP = re.compile(r"何|なに|誰|だれ|どこ|どれ|どの|どんな|どういう")
+_NOT_GAP = re.compile(
+    r"など|何らか|何らの|何ごと|何事|何も|何度|何か[をがにの]|どこまで|どこでも|どこか|どれも"
+    r"|どの+ような|誰も|誰か|いくつか")
+"""Question-word look-alikes that ask nothing: 「など」's どの, 「何らか」, 「どこでも」."""
+_END = re.compile(r"(?:でしょう|です|ます)?[かの]?[？?。\s]*$")
+_SENTENCE_STOP = re.compile(r"(?<=[。？?！!])")
+_COUNTER_AFTER = re.compile(r"[\u3400-\u9fff0-9A-Za-z]")
+_NOUN = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffA-Za-z]+")
+_PARTICLE_FIRST = re.compile(r"^[のはをがにで](?=[^\u3040-\u309f])")
+_DEMONSTRATIVE = re.compile(r"^(?:この|その|あの|これ|それ|あれ|ここ|そこ)")
+_READING = re.compile(r"\([^()]*\)$")
+_KANA_ONLY = re.compile(r"[\u3040-\u309f]+")
+_BAD_FILLER = re.compile(r"[。、,.!?！？0-9]")
+
+LEFT_MIN = 5
+"""Characters of the question before the gap that must run on into the gap in the sentence."""
+LEFT_SHARE = 0.4
+"""...and at least this share of the text before the gap."""
+RIGHT_MIN = 3
+"""Characters of the question after the gap that must follow the filler in the sentence
+(all of them when it has only two: 「何が」 …「が多い」)."""
+FILLER_MAX = 15
+
+
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _trim(filler: str) -> str:
+    """The filler without a particle before it, its quote marks, and what follows a quote."""
+    filler = _PARTICLE_FIRST.sub("", filler)
+    quoted = re.search(r"「([^「」]+)」", filler)
+    if quoted:
+        return quoted.group(1)
+    if "」" in filler:
+        filler = filler[:filler.index("」")]
+    return filler.strip("「」『』 ")
+
+
+def _gap(question: str) -> re.Match[str] | None:
+    """The question's one question word, or ``None`` (none, or more than one)."""
+    blocked = [m.span() for m in _NOT_GAP.finditer(question)]
+    gaps = [g for g in _GAP.finditer(question)
+            if not any(a <= g.start() < b for a, b in blocked)]
+    return gaps[0] if len(gaps) == 1 else None
+
+
+def gap_word(question: str) -> str:
+    """The question word whose place the filler takes (「何」, 「どの」), or ``""``."""
+    gap = _gap(_nfkc(question).strip())
+    return gap.group() if gap else ""
+
+
+def gap_filler(question: str, sentence: str) -> tuple[str, ...]:
+    """What fills the question word's place in ``sentence``.
+
+    ``()`` when nothing does; else the filler and, for 「どの X」/「どんな X」, the filler
+    with X too (both are answers).
+    """
+    question, sentence = _nfkc(question).strip(), _nfkc(sentence)
+    gap = _gap(question)
+    if gap is None:
+        return ()
+    # Within the question's sentence that has the gap: a question may set a scene first.
+    left = _SENTENCE_STOP.split(question[:gap.start()])[-1]
+    right = _END.sub("", _SENTENCE_STOP.split(question[gap.end():])[0])
+    if gap.group() == "何" and _COUNTER_AFTER.match(right):
+        return ()  # 何年, 何人: a number, the cloze rule's
+    if len(left) < LEFT_MIN or len(right) < 2:
+        return ()
+    for size in range(len(left), max(LEFT_MIN, int(LEFT_SHARE * len(left))) - 1, -1):
+        start = sentence.find(left[-size:])
+        if start >= 0:
+            start += size
+            break
+    else:
+        return ()
+    for size in range(len(right), min(RIGHT_MIN, len(right)) - 1, -1):
+        end = sentence.find(right[:size], start)
+        if end >= 0:
+            break
+    else:
+        return ()
+    span = sentence[start:end]
+    if len(span) > FILLER_MAX + 4 or _BAD_FILLER.search(span):
+        return ()  # a clause, not a word: the question's words are spread over the sentence
+    filler = _DEMONSTRATIVE.sub("", _trim(span))
+    if not 1 <= len(filler) <= FILLER_MAX or _KANA_ONLY.fullmatch(filler):
+        return ()  # 「ら」 of 「これら」: a word's tail, not an answer
+    noun = _NOUN.match(right) if gap.group() != "何" else None
+    if noun and filler + noun.group() in sentence:
+        return (filler, filler + noun.group())
+    return (filler,)
+
+
+def gap_fillers(question: str, evidence: Sequence[Evidence]) -> list[tuple[str, str]]:
+    """(filler, sentence) for every evidence sentence the question's gap is filled in.
+
+    ``[]`` when sentences fill it differently (the question is not pinned to one).
+    """
+    found: list[tuple[str, str]] = []
+    for e in evidence:
+        for sentence in split_sentences(e["text"]):
+            for filler in gap_filler(question, sentence.text):
+                found.append((filler, sentence.text))
+    if len({f for f, _ in found if not any(f != g and g.startswith(f) for g, _ in found)}) > 1:
+        return []
+    return found
+
+
+def gap_unwritten(texts: Sequence[str], found: Sequence[tuple[str, str]]) -> str:
+    """The word that fills the question's gap when no text writes it, else ``""``.
+
+    ``found`` is :func:`gap_fillers`' result for the question and its evidence.
+
+    A text writes it when it holds three characters of it in one piece (all of a shorter
+    one; a reading in brackets aside), or is itself a part of it (「農業」 of 「稲作を基盤と
+    する農業」, 「主任行政官」 of 「平和維持軍司令部の主任行政官」). An answer to 「…何にもとづく
+    不当な攻撃を受けていた？」 that does not say 「反ユダヤ主義」, which the source sentence says in
+    the gap's place, answers something else, however true its statements are.
+    """
+    fillers = {filler for filler, _ in found}
+    if not fillers:
+        return ""
+    written = [_nfkc(t).strip().rstrip("。.") for t in texts]
+    for filler in fillers:
+        core = _READING.sub("", filler)  # 「立前座」 of 「立前座(たてぜんざ)」
+        need = min(len(core), 3)
+        if any(core[i:i + need] in t for t in written for i in range(len(core) - need + 1)):
+            return ""
+        if any(t and t in filler for t in written):  # 「農業」 of 「稲作を基盤とする農業」
+            return ""
+    return max(fillers, key=len)

@@ -1,48 +1,51 @@
-"""Deterministic cues: numbers, dates, names and negation that the evidence contradicts or lacks.
+"""Deterministic cues: the contradictions and gaps the evidence shows without a judge.
 
-``check_claim`` judges every kind of cue against one shared reading of the evidence (sentence
-contexts, cross-language concepts, clause contexts). What the evidence lacks
-(``_cue_missing``), negation (``_cue_polarity``), the value cues' clauses and readings
-(``_cue_values``), value parsing, altered copies, swapped roles and hedges live in their own
-modules.
+- The cues' user-facing reason texts, per language (they also feed the revision prompt).
+- Altered copies: a claim that repeats one evidence sentence with a word swapped.
+- Deterministic cues: numbers, dates, names and negation that the evidence contradicts or lacks.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from grounded_rag.verification import rules
-from grounded_rag.verification._cue_messages import MESSAGES as _MSG
-
-# Names imported ``as`` themselves are re-exported: callers import them from here (the name
-# and negation patterns that claim sampling reads; the altered-copy check).
-from grounded_rag.verification._cue_missing import _COMMON_CAPS as _COMMON_CAPS
-from grounded_rag.verification._cue_missing import _LATIN, _entities, missing_words
-from grounded_rag.verification._cue_polarity import _NEG_EN as _NEG_EN
-from grounded_rag.verification._cue_polarity import _NEG_JA as _NEG_JA
-from grounded_rag.verification._cue_polarity import _fragment, _negated, _polarity_scope
-from grounded_rag.verification._cue_values import _clause_context, _gloss, _iso
-from grounded_rag.verification.binding import misbound_value
-from grounded_rag.verification.copies import ALTERED_COPY_SIMILARITY as ALTERED_COPY_SIMILARITY
-from grounded_rag.verification.copies import altered_copy
+from grounded_rag.verification.coverage import _COMMON_CAPS as _COMMON_CAPS
+from grounded_rag.verification.coverage import _LATIN, _entities, misbound_value, missing_words
 from grounded_rag.verification.evidence import (
     content_tokens,
     is_japanese,
+    normalize,
     overlap,
     split_sentences,
 )
-from grounded_rag.verification.hedges import hedged_clause
-from grounded_rag.verification.roles import role_swap
-from grounded_rag.verification.romaji import proper_names, unread_names
-from grounded_rag.verification.subjects import swapped_subject, swapped_subject_ja
-from grounded_rag.verification.tax import GLOSS as TAX_GLOSS
-from grounded_rag.verification.tax import tax_mismatch
+from grounded_rag.verification.polarity import _NEG_EN as _NEG_EN
+from grounded_rag.verification.polarity import _NEG_JA as _NEG_JA
+from grounded_rag.verification.polarity import (
+    _fragment,
+    _negated,
+    _polarity_scope,
+)
+from grounded_rag.verification.subjects import (
+    CrossContext,
+    cross_context,
+    proper_names,
+    swapped_subject,
+    swapped_subject_ja,
+    unread_names,
+)
+from grounded_rag.verification.values import GLOSS as TAX_GLOSS
 from grounded_rag.verification.values import (
     DateValue,
     Quantity,
+    _clause_context,
+    _gloss,
+    _iso,
     extract_dates,
     extract_quantities,
     factor_of,
@@ -50,8 +53,154 @@ from grounded_rag.verification.values import (
     prepare,
     same_value,
     strip_numbers,
+    tax_mismatch,
 )
-from grounded_rag.verification.xlang import CrossContext, cross_context
+
+# ------------------------------------------------------------------------------------------
+# The cues' user-facing reason texts, per language (they also feed the revision prompt).
+
+MESSAGES = {
+    "en": {
+        "quantity_mismatch": "The evidence says {ev}, not {cl}.",
+        "date_mismatch": "The evidence gives the date {ev}, not {cl}.",
+        "negation_mismatch": "The evidence says the opposite: \u201c{ev}\u201d",
+        "quantity_missing": "The evidence does not mention {cl}.",
+        "date_missing": "The evidence does not mention the date {cl}.",
+        "entity_missing": "The evidence does not mention {cl}.",
+        "words_missing": "The evidence does not mention: {cl}.",
+        "altered_copy": "The claim follows the evidence \u201c{sentence}\u201d but has "
+        "\u201c{cl}\u201d where the evidence says \u201c{ev}\u201d.",
+        "tax_mismatch": "The evidence says {ev}, not {cl}: \u201c{sentence}\u201d",
+        "subject_swap": "The evidence says this of {ev}, not of {cl}: \u201c{sentence}\u201d",
+        "value_binding": "The evidence gives {cl} for {ev}, not for {case}; for {case} it "
+        "gives {other}: \u201c{sentence}\u201d",
+        "reading_missing": "The evidence names no {cl}: no word of it reads so.",
+        "reading_names": "The names it gives read: {names}.",
+    },
+    "ja": {
+        "quantity_mismatch": "根拠では「{ev}」であり、「{cl}」ではありません。",
+        "date_mismatch": "根拠の日付は「{ev}」であり、「{cl}」ではありません。",
+        "negation_mismatch": "根拠は逆のことを述べています:「{ev}」",
+        "quantity_missing": "根拠には「{cl}」という記述がありません。",
+        "date_missing": "根拠には「{cl}」という日付がありません。",
+        "entity_missing": "根拠には「{cl}」が出てきません。",
+        "words_missing": "根拠には次の語が出てきません: {cl}。",
+        "altered_copy": "主張は根拠の「{sentence}」とほぼ同じ文ですが、根拠の「{ev}」が「{cl}」に"
+        "変わっています。",
+        "tax_mismatch": "根拠は「{ev}」であり、「{cl}」ではありません:「{sentence}」",
+        "subject_swap": "根拠がこう述べているのは「{ev}」についてで、"
+        "「{cl}」についてではありません:「{sentence}」",
+        "value_binding": "根拠が「{cl}」とするのは「{ev}」についてで、「{case}」については"
+        "「{other}」です:「{sentence}」",
+        "reading_missing": "根拠には「{cl}」と読める語がありません。",
+        "reading_names": "根拠の固有名詞の読み: {names}。",
+    },
+}
+
+
+# ------------------------------------------------------------------------------------------
+# Altered copies: a claim that repeats one evidence sentence with a word swapped.
+
+ALTERED_COPY_SIMILARITY = 0.65
+"""Similarity (difflib ratio) from which a claim counts as a rewrite of one evidence sentence."""
+
+_CONTENT_CHAR = re.compile(r"[A-Za-z0-9\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff]")
+_WORD = re.compile(r"\w+(?:['\-]\w+)*|[^\w\s]")
+"""A word (apostrophes and hyphens only inside it: "don't", "e-mail") or one other mark, so
+that a quote mark next to a word ('OK vs "OK) is a swapped mark, not a swapped word."""
+
+
+def altered_copy(
+    claim: str, sentences: Sequence[str], *, similarity: float = ALTERED_COPY_SIMILARITY
+) -> tuple[str, str, str] | None:
+    """Find an evidence sentence the claim copies closely but with a word swapped.
+
+    Returns ``(sentence, claim span, evidence span)`` for the closest sentence when the two
+    are at least ``similarity`` alike (characters for Japanese, words otherwise) and differ
+    by a *substitution* of content (kanji, katakana, letters or digits on both sides), not
+    only by words added or left out. Such a claim says something else about the very thing
+    the sentence describes: when the model does not find it supported, the cascade reports
+    it as contradicted, with the swapped words as the reason.
+    """
+    claim_n = normalize(claim).strip()
+    if not claim_n or not sentences:
+        return None
+    japanese = is_japanese(claim_n)
+
+    def units(text: str) -> list[str]:
+        return list(text) if japanese else _WORD.findall(text)
+
+    def keys(parts: list[str]) -> list[str]:
+        return parts if japanese else [p.lower() for p in parts]
+
+    claim_u = units(claim_n)
+    best: tuple[float, str, list[str], difflib.SequenceMatcher[str]] | None = None
+    for sentence in sentences:
+        sent_u = units(normalize(sentence).strip())
+        matcher = difflib.SequenceMatcher(None, keys(sent_u), keys(claim_u), autojunk=False)
+        ratio = matcher.ratio()
+        if best is None or ratio > best[0]:
+            best = (ratio, sentence, sent_u, matcher)
+    if best is None or best[0] < similarity:
+        return None
+    _, sentence, sent_u, matcher = best
+    joiner = "" if japanese else " "
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        if japanese:
+            i1, i2 = _widen(sent_u, i1, i2)
+            j1, j2 = _widen(claim_u, j1, j2)
+        ev_span = joiner.join(sent_u[i1:i2]).strip()
+        cl_span = joiner.join(claim_u[j1:j2]).strip()
+        if _is_content(ev_span, japanese) and _is_content(cl_span, japanese):
+            return sentence.strip(), cl_span, ev_span
+    return None
+
+
+def _script(char: str) -> str:
+    if "\u30a0" <= char <= "\u30ff":
+        return "katakana"
+    if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff":
+        return "kanji"
+    if char.isascii() and char.isalnum():
+        return "latin"
+    return "other"
+
+
+def _widen(chars: list[str], start: int, end: int) -> tuple[int, int]:
+    """Grow a character span to whole runs of katakana, kanji or Latin at both ends."""
+    if start < end:
+        first, last = _script(chars[start]), _script(chars[end - 1])
+        while start > 0 and first != "other" and _script(chars[start - 1]) == first:
+            start -= 1
+        while end < len(chars) and last != "other" and _script(chars[end]) == last:
+            end += 1
+    return start, end
+
+
+def _is_content(span: str, japanese: bool) -> bool:
+    if japanese:
+        return bool(_CONTENT_CHAR.search(span))
+    words = [w for w in span.split() if _CONTENT_CHAR.search(w)]
+    return any(w.lower() not in _EN_FUNCTION for w in words)
+
+
+_EN_FUNCTION = frozenset(
+    "a an the of to in on at for and or but is are was were be been being it its this that "
+    "these those with by as from has have had do does did will would can could may might "
+    "there their they he she his her we our you your i".split()
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Deterministic cues: numbers, dates, names and negation that the evidence contradicts or lacks.
+#
+# ``check_claim`` judges every kind of cue against one shared reading of the evidence (sentence
+# contexts, cross-language concepts, clause contexts). What the evidence lacks
+# (``_cue_missing``), negation (``_cue_polarity``), the value cues' clauses and readings
+# (``_cue_values``), value parsing, altered copies, swapped roles and hedges live in their own
+# modules.
 
 CueKind = Literal[
     "quantity_mismatch",
@@ -62,12 +211,8 @@ CueKind = Literal[
     "entity_missing",
     "words_missing",
     "altered_copy",
-    "role_swap",
-    "hedged",
     "tax_mismatch",
     "subject_swap",
-    "decade_only",
-    "day_unstated",
     "value_binding",
     "reading_missing",
 ]
@@ -91,7 +236,7 @@ class Cue:
     words: tuple[str, ...] = ()
     """``words_missing``: the claim's words that the evidence lacks."""
     verdict: Literal["contradicted", "neutral"] = "contradicted"
-    """The verdict a decisive cue settles (``hedged``: neutral, the rest contradicted)."""
+    """The verdict a decisive cue settles."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +303,7 @@ def check_claim(
     texts = [evidence] if isinstance(evidence, str) else list(evidence)
     lang = (language or ("ja" if is_japanese(claim) else "en"))[:2]
     given = prepare(question).lower() if question.strip() else ""
-    msg = _MSG["ja" if lang == "ja" else "en"]
+    msg = MESSAGES["ja" if lang == "ja" else "en"]
     sentences = [s.text for t in texts for s in split_sentences(t)]
     if not sentences:
         return CueReport()
@@ -228,22 +373,6 @@ def check_claim(
 
     for d in cl_dates:
         agreeing = [e for e in ev_dates if e.compatible(d) and e.shares_field(d)]
-        finer: CueKind | None = None
-        if agreeing and not (d.decade or d.named) and all(e.decade for e in agreeing):
-            finer = "decade_only"  # "born in 1470" where the evidence says "1470年代"
-        elif (agreeing and d.day is not None and not d.named
-              and all(e.day is None for e in agreeing)
-              and any(e.day is not None and e.year is not None and not e.compatible(d)
-                      for e in ev_dates)):
-            # "1948年12月1日" where the evidence gives 1948年12月 (enacted) and a full date,
-            # 1949年6月1日, for something else: a day the evidence never gives that month
-            finer = "day_unstated"
-        if finer is not None:
-            best_d = max(agreeing, key=lambda e: vctx[e.sentence])
-            decisive.append(Cue(finer, True, d.text, best_d.text, sentences[best_d.sentence],
-                                msg[finer].format(ev=best_d.text, cl=d.text),
-                                verdict="neutral"))
-            continue
         if agreeing:
             continue
         # A year that names an event ("the 2004 Siebel Open") is compared with nothing.
@@ -322,19 +451,6 @@ def check_claim(
             msg["negation_mismatch"].format(ev=sentences[best_i]),
         )
         (decisive if cue.decisive else soft).append(cue)
-    if lang == "ja":
-        swap = role_swap(claim, sentences)  # word overlap misses it: the particles moved
-        if swap is not None:
-            sentence, phrases = swap
-            listed = "、".join(phrases)
-            decisive.append(Cue("role_swap", True, listed, sentence, sentence,
-                                msg["role_swap"].format(ev=sentence, cl=listed)))
-        hedge = hedged_clause(claim, sentences)
-        if hedge is not None:
-            sentence, marker = hedge
-            decisive.append(Cue("hedged", True, marker, sentence, sentence,
-                                msg["hedged"].format(ev=sentence, cl=marker),
-                                verdict="neutral"))
     tax = tax_mismatch(claim, sentences, vctx)
     if tax is not None:
         i, cl_words, ev_words, ev_class = tax

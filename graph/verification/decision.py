@@ -1,24 +1,32 @@
-"""The decision to write an answer: the stages' scores combined once, per language.
+"""The decision to write an answer, and the answer-level scores that follow it.
 
-Before an answer is written three stages have a view: retrieval (the best evidence's
-relevance over its gate), the answerability check (the trained head's best passage score,
-when it runs) and the generator itself, whose JSON reply opens with ``"answerable":`` — its
-log-odds of ``true`` over ``false`` there is a score like the others (the local model reports
-it; :class:`grounded_rag.local.chat.ChatLocal` ``decide``). Taking each stage's verdict in turn
-made the refusals compound (the 1.5B generator alone declined a third of the answerable
-small-corpus questions that every other stage let through); here a logistic combiner of the
-scores, fitted per language on the small-corpus dev collections
-(``benchmarks/fit_decision.py fit``), decides once. Since the generator's score comes last, the
-decision is handed to the generator as a log-odds threshold on its own ``answerable`` value:
-it writes an answer exactly when the combined probability reaches the operating point's cut.
-
-The answer is then still verified claim by claim; this decides only whether to write one.
+- The decision to write an answer: the stages' scores combined once, per language.
+- Answer-level scores: grounding (how much of the answer is backed) and confidence.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from grounded_rag.types import Claim, Evidence
+
+# ------------------------------------------------------------------------------------------
+# The decision to write an answer: the stages' scores combined once, per language.
+#
+# Before an answer is written three stages have a view: retrieval (the best evidence's
+# relevance over its gate), the answerability check (the trained head's best passage score,
+# when it runs) and the generator itself, whose JSON reply opens with ``"answerable":`` — its
+# log-odds of ``true`` over ``false`` there is a score like the others (the local model reports
+# it; :class:`grounded_rag.local.chat.ChatLocal` ``decide``). Taking each stage's verdict in turn
+# made the refusals compound (the 1.5B generator alone declined a third of the answerable
+# small-corpus questions that every other stage let through); here a logistic combiner of the
+# scores, fitted per language on the small-corpus dev collections
+# (``benchmarks/fit_decision.py fit``), decides once. Since the generator's score comes last, the
+# decision is handed to the generator as a log-odds threshold on its own ``answerable`` value:
+# it writes an answer exactly when the combined probability reaches the operating point's cut.
+#
+# The answer is then still verified claim by claim; this decides only whether to write one.
 
 GENERATOR_CLIP = 12.0
 """Generator log-odds are clipped to +-this (greedy JSON decoding can be near-certain)."""
@@ -166,3 +174,62 @@ saturated on NoMIRACL); as a floor beside the combiner it refuses 10 of 41 Japan
 5 of 39 English NoMIRACL non-answers out of fold (4 and 1 without it), at a cost of 2 of
 44 Japanese answerable queries (docs/evaluation.md, "The generator's own prompt as a
 floor")."""
+
+
+# ------------------------------------------------------------------------------------------
+# Answer-level scores: grounding (how much of the answer is backed) and confidence.
+
+QUOTE_OK = 0.85
+"""Citation match at or above which a quote counts as located."""
+
+UNCHECKED_SUPPORT = 0.5
+"""Support assumed for the weakest claim when no claim was verified (unknown: even odds)."""
+
+
+def _citation_quality(claim: Claim) -> float:
+    matches = [c.get("match", 0.0) for c in claim.get("citations", []) if c.get("start", -1) >= 0]
+    return max(matches) if matches else 0.0
+
+
+def grounding_score(claims: list[Claim], *, quote_threshold: float = QUOTE_OK) -> float:
+    """Share of the answer's claim text (by characters) that is grounded.
+
+    A claim is grounded when its verdict is ``supported`` and at least one of its quotes was
+    located in the cited source at or above ``quote_threshold``. Weighting by length keeps a
+    short hedge from counting as much as a long factual claim. Claims left ``unchecked``
+    (sampled or deferred verification) count in the total but never as grounded, so a
+    partly verified answer scores at most the share that was verified. No claims -> 0.0
+    (nothing was grounded).
+    """
+    total = sum(len(c["text"]) for c in claims)
+    if not total:
+        return 0.0
+    grounded = sum(
+        len(c["text"])
+        for c in claims
+        if c.get("verdict") == "supported" and _citation_quality(c) >= quote_threshold
+    )
+    return round(grounded / total, 4)
+
+
+def confidence_score(claims: list[Claim], evidence: list[Evidence], *, regenerations: int) -> float:
+    """Confidence in [0, 1] that the answer is right and fully backed.
+
+    The weakest claim's support score, times the citation quality (mean of each claim's best
+    located quote), times a retrieval factor (0.5 + 0.5 x best relevance), times 0.9 per
+    regeneration the loop needed. A chain is as strong as its weakest claim, so the minimum,
+    not the mean, of the support scores is used. Claims left ``unchecked`` have no support
+    score: the weakest is taken over the verified ones, and is ``UNCHECKED_SUPPORT`` when
+    none was verified.
+    """
+    if not claims:
+        return 0.0
+    checked = [c for c in claims if c.get("verdict") != "unchecked"]
+    weakest = min(
+        (c.get("support", 1.0 if c.get("verdict") == "supported" else 0.0) for c in checked),
+        default=UNCHECKED_SUPPORT,
+    )
+    quality = sum(_citation_quality(c) for c in claims) / len(claims)
+    relevance = max((e["relevance"] for e in evidence), default=0.0)
+    value = weakest * quality * (0.5 + 0.5 * relevance) * (0.9**regenerations)
+    return round(max(0.0, min(1.0, value)), 4)

@@ -3,7 +3,7 @@
 Every rule that decides a claim's verdict without the judge, drops or rewrites a statement,
 puts a Yes / No in front of an answer, or sends a draft back is named in :data:`RULES` with
 what it does and the case it was written from. Each can be switched off for one process,
-to measure what it earns (``GROUNDED_RAG_ABLATE=cloze,hedged grounded-rag eval
+to measure what it earns (``GROUNDED_RAG_ABLATE=cloze,copy grounded-rag eval
 ...``), and each call that changes an outcome counts one firing (:func:`fired`), which the
 evaluation harness records per question; ``benchmarks/screens.py inventory`` prints the table
 with the firings and the leave-one-out scores.
@@ -48,29 +48,17 @@ RULES: dict[str, Rule] = {
                               "the best-matching sentence", "general"),
     "date_mismatch": Rule("typed values", "contradicted: date differs from the "
                           "best-matching sentence", "general"),
-    "decade_only": Rule("typed values", "neutral: a year where the evidence gives a decade",
-                        "JSQuAD item"),
-    "day_unstated": Rule("typed values", "neutral: a day the evidence never gives that month",
-                         "HaluEval item"),
     "tax_mismatch": Rule("typed values", "contradicted: another tax status of a price",
                          "general (Japanese fee tables)"),
     # polarity
     "negation_mismatch": Rule("polarity", "contradicted: the same sentence negated",
                               "general"),
-    "hedged": Rule("polarity", "neutral: asserts what the evidence only hedges (ja)",
-                   "JaNLI heuristic"),
-    "role_swap": Rule("polarity", "contradicted: swaps who acts on whom (ja)",
-                      "JaNLI heuristic"),
     # judge shortcuts
     "copy": Rule("judge", "supported without the judge: a source sentence word for word",
                  "general"),
     "cloze": Rule("judge", "supported without the judge: the value filling the question's "
                   "one gap in a source sentence", "JSQuAD item"),
     # the answer addresses the question
-    "echoes": Rule("addresses the question", "sends back a statement repeating the "
-                   "checker's feedback", "small-corpus held-out revision"),
-    "restates": Rule("addresses the question", "sends back 'A is A'", "cross-language item "
-                     "(mayor of Kyoto)"),
     "other_case": Rule("addresses the question", "drops a statement about 'other' cases "
                        "beside the asked one", "first corpus (hotel cap, other regions)"),
 }

@@ -1,23 +1,32 @@
-"""Numbers with units, calendar dates and kanji numerals, for the deterministic cues.
+"""Typed values: numbers with units, money and its tax status, dates, read across languages.
 
-``extract_quantities`` and ``extract_dates`` read values out of text already run through
-``prepare`` (NFKC, kanji numerals in front of a unit as digits, 1万5000 as 15000);
-``strip_numbers`` removes them, so that sentences can be compared on their other words.
-
-``xlang=True`` (a claim and evidence in different languages) reads more notation: compound
-multipliers (1億2000万, 4万5千, 3百万, 兆, 450k), kanji numerals before 万/億/年/月,
-Japanese era years (令和9年 = 2027年), a bare 2年 as two years, and currency codes in front
-(JPY 450,000). Same-language text is read exactly as without it, so the cues (and the
-features a trained judge head reads from them) do not move for same-language pairs.
+- Numbers with units, calendar dates and kanji numerals, for the deterministic cues.
+- Whether a price includes tax, excludes it, or has none: compared across languages.
+- Value cue helpers: a listed value's own clause, and values read in the claim's language.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grounded_rag.verification.evidence import normalize
+from grounded_rag.verification.evidence import content_tokens, normalize, overlap
+from grounded_rag.verification.subjects import CrossContext
+
+# ------------------------------------------------------------------------------------------
+# Numbers with units, calendar dates and kanji numerals, for the deterministic cues.
+#
+# ``extract_quantities`` and ``extract_dates`` read values out of text already run through
+# ``prepare`` (NFKC, kanji numerals in front of a unit as digits, 1万5000 as 15000);
+# ``strip_numbers`` removes them, so that sentences can be compared on their other words.
+#
+# ``xlang=True`` (a claim and evidence in different languages) reads more notation: compound
+# multipliers (1億2000万, 4万5千, 3百万, 兆, 450k), kanji numerals before 万/億/年/月,
+# Japanese era years (令和9年 = 2027年), a bare 2年 as two years, and currency codes in front
+# (JPY 450,000). Same-language text is read exactly as without it, so the cues (and the
+# features a trained judge head reads from them) do not move for same-language pairs.
 
 # (canonical unit, dimension, factor to the dimension's base unit)
 _UNIT_TABLE: list[tuple[tuple[str, ...], str, str, float]] = [
@@ -390,3 +399,120 @@ def strip_numbers(text: str, *, xlang: bool = False) -> str:
     prepared = prepare(text, xlang=xlang)
     _, rest = extract_dates(prepared)
     return (_QUANTITY_X if xlang else _QUANTITY).sub(" ", rest)
+
+
+# ------------------------------------------------------------------------------------------
+# Whether a price includes tax, excludes it, or has none: compared across languages.
+#
+# 「月額45万円（税別）」 is a fee *before* tax; an answer that calls it "450,000 yen (tax-free)"
+# states a different fact, with the right number. The value cues compare numbers and dates;
+# this compares the tax status a claim and its evidence give, in Japanese (税別 / 税抜 / 外税,
+# 税込 / 内税, 非課税 / 免税) and English ("excluding tax", "plus tax", "including tax", "tax
+# included", "tax-free", "tax-exempt"). Three classes: ``excluded``, ``included``,
+# ``exempt``. A claim whose class is none of those the matching evidence sentence gives is
+# contradicted (``cues.check_claim`` reports it as ``tax_mismatch``).
+
+_TAX = r"(?:(?:consumption|sales)\s+)?(?:tax|taxes|vat|gst)"
+_CLASSES: dict[str, re.Pattern[str]] = {
+    "excluded": re.compile(
+        r"税別|税抜|外税|別途(?:消費)?税|消費税(?:等)?(?:は)?別"
+        rf"|\b(?:excluding|excl\.?|exclusive\s+of|before|plus|not\s+including)\s+{_TAX}\b"
+        rf"|\b{_TAX}\s+(?:excluded|not\s+included|extra)\b|\bpre-tax\b|\+\s*{_TAX}\b",
+        re.I),
+    "included": re.compile(
+        r"税込|内税|消費税(?:等)?(?:込|を含)"
+        rf"|\b(?:including|incl\.?|inclusive\s+of)\s+{_TAX}\b"
+        rf"|\b{_TAX}[-\s](?:included|inclusive)\b",
+        re.I),
+    "exempt": re.compile(
+        r"非課税|免税|不課税"
+        rf"|\b{_TAX}[-\s](?:free|exempt)\b|\b(?:exempt|free)\s+(?:from|of)\s+{_TAX}\b"
+        r"|\bnon-?taxable\b|\buntaxed\b",
+        re.I),
+}
+
+
+GLOSS = {"excluded": "excluding tax", "included": "including tax", "exempt": "tax-exempt"}
+"""English words for each class (to gloss Japanese evidence for an English claim)."""
+
+
+def tax_classes(text: str) -> dict[str, str]:
+    """The tax classes ``text`` states, each with the words that state it (first found)."""
+    norm = unicodedata.normalize("NFKC", text)
+    out: dict[str, str] = {}
+    for name, pattern in _CLASSES.items():
+        m = pattern.search(norm)
+        if m:
+            out[name] = m.group(0)
+    return out
+
+
+def tax_mismatch(claim: str, sentences: Sequence[str],
+                 context: Sequence[float]) -> tuple[int, str, str, str] | None:
+    """Where the claim's tax status disagrees with the evidence's, else None.
+
+    Returns (sentence index, the claim's words, the evidence's words, the evidence's class).
+    The evidence sentence is the best-matching one (``context``, the same wording score the
+    value cues use, > 0) among those that state a tax class; None when the claim states
+    none, no such sentence matches, or the classes agree.
+    """
+    said = tax_classes(claim)
+    if not said:
+        return None
+    stated = [(context[i], i, tax_classes(s)) for i, s in enumerate(sentences)]
+    stated = [t for t in stated if t[2] and t[0] > 0]
+    if not stated:
+        return None
+    _, best, classes = max(stated, key=lambda t: t[0])
+    if set(said) & set(classes):
+        return None
+    name, words = next(iter(classes.items()))
+    return best, next(iter(said.values())), words, name
+
+
+# ------------------------------------------------------------------------------------------
+# Value cue helpers: a listed value's own clause, and values read in the claim's language.
+
+# Clause breaks for a listed value: 、 ， ; , (not a thousands separator), and the topic
+# particle は after a noun, which sets the subject apart from what is said of it.
+_CLAUSE_SPLIT = re.compile(r"[、，;；]|,(?!\d)|(?<=[\u3400-\u9fff\u30a0-\u30ff])は")
+
+
+def _clause_context(
+    claim: str, value: str, sentence_tokens: list[set[str]], cross: CrossContext | None = None
+) -> list[float]:
+    """Context of each sentence as seen from the claim clause that holds ``value``.
+
+    ``sentence_tokens`` are the sentences' content tokens with numbers removed; ``cross``
+    judges the sentences in the other language by the clause's concepts.
+    """
+    clause = next((c for c in _CLAUSE_SPLIT.split(claim) if value in c), claim)
+    tokens = content_tokens(strip_numbers(clause)) or content_tokens(strip_numbers(claim))
+    context = [overlap(tokens, sentence) for sentence in sentence_tokens]
+    return cross.widen(clause, context) if cross else context
+
+
+def _gloss(q: Quantity, language: str, cross: CrossContext | None, sentence: int) -> str:
+    """``q``'s text, read out in the claim's language when it comes from the other one.
+
+    45万円 becomes "45万円 (450,000 yen)", so that the reason names both values comparably.
+    """
+    if cross is None or not cross.crossing[sentence]:
+        return q.text
+    return glossed(q, language)
+
+
+def glossed(q: Quantity, language: str) -> str:
+    """``q``'s text with its reading in ``language`` beside it when they differ."""
+    unit = unit_name(q, language)
+    sep = "" if language == "ja" or unit in ("", "%") else " "
+    reading = f"{written_number(q)}{sep}{unit}"
+    same = re.sub(r"[\s,]", "", reading) == re.sub(r"[\s,]", "", q.text)
+    return q.text if same else f"{q.text} ({reading})"
+
+
+def _iso(d: DateValue) -> str:
+    """A date as YYYY-MM-DD, with the parts it lacks left out."""
+    parts = [f"{d.year:04d}" if d.year else "", f"{d.month:02d}" if d.month else "",
+             f"{d.day:02d}" if d.day else ""]
+    return "-".join(p for p in parts if p)

@@ -28,7 +28,7 @@ def test_after_the_draft_only_the_claim_is_evaluated_and_the_reading_matches_a_f
     from grounded_rag.local.scorer import SupportScorer
     from grounded_rag.nodes.write import answer_messages, evidence_view
     from grounded_rag.prompts import generate
-    from grounded_rag.verification.handles import render_view
+    from grounded_rag.verification.citations import render_view
 
     question = "X200の保証期間は？"
     evidence = _evidence()

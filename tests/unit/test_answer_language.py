@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grounded_rag import Context, build_graph
-from grounded_rag.verification.answer_language import language_findings, wrong_language
+from grounded_rag.verification.on_question import language_findings, wrong_language
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 from tests.fakes import evidence as ev
 
@@ -43,7 +43,7 @@ def test_a_statement_in_the_other_script_is_flagged(text, language, wrong):
     ("9時間", ["時間"]),  # too short for wrong_language, but not English
 ])
 def test_japanese_words_left_in_an_english_statement_are_flagged(text, words):
-    from grounded_rag.verification.answer_language import untranslated
+    from grounded_rag.verification.on_question import untranslated
     assert untranslated(text) == words
     findings = language_findings([{"text": text, "citations": []}], "en")
     assert [f["type"] for f in findings] == (["answer_language"] if words else [])

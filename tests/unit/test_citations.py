@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grounded_rag.verification.citations import check_citations, locate_quote
-from grounded_rag.verification.scores import confidence_score, grounding_score
+from grounded_rag.verification.decision import confidence_score, grounding_score
 from tests.fakes import evidence as ev
 
 JA = "製品Aのバッテリーは最大10時間持続します。充電時間は2時間です。"

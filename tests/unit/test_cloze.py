@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from grounded_rag.verification.cascade import CascadeVerifier
-from grounded_rag.verification.cloze import cloze_sentence
+from grounded_rag.verification.cascade import CascadeVerifier, cloze_sentence
 
 SENTENCE = ("2016年7月に内戦中の国連加盟国である南スーダン国軍により、首都ジュバの住民に多数の"
             "犠牲者が出た際には、PKO部隊による住民の保護がなされなかった。")

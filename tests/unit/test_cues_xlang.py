@@ -8,8 +8,8 @@ import pytest
 from grounded_rag.verification.base import ClaimToCheck, ClaimVerdict
 from grounded_rag.verification.cascade import CascadeVerifier
 from grounded_rag.verification.cues import check_claim
+from grounded_rag.verification.subjects import concepts, written_in_japanese
 from grounded_rag.verification.values import extract_quantities, prepare
-from grounded_rag.verification.xlang import concepts, written_in_japanese
 from tests.fakes import evidence
 
 FEE_JA = "委託料は月額45万円（税別）とし、毎月末日までに支払うものとする。"

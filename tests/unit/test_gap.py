@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from grounded_rag.nodes.feedback import prepare_feedback
-from grounded_rag.verification.cascade import CascadeVerifier
-from grounded_rag.verification.cloze import cloze_sentence
-from grounded_rag.verification.gap import gap_filler, gap_fillers, gap_word
+from grounded_rag.verification.asked import gap_filler, gap_fillers, gap_word
+from grounded_rag.verification.cascade import CascadeVerifier, cloze_sentence
 
 OIL = "北海は良質の軽質原油が多いだけでなく、沿岸国の消費量が限られているため輸出が盛んである。"
 OIL_Q = "北海は良質の何が多いだけでなく、沿岸国の消費量が限られているため輸出が盛んである。"

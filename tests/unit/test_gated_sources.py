@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grounded_rag import Context, build_graph
-from grounded_rag.verification.gated_sources import below_gate_statements, source_findings
+from grounded_rag.verification.on_question import below_gate_statements, source_findings
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 from tests.fakes import evidence as ev
 

@@ -526,7 +526,7 @@ class FixedJudge:
         return language in self.languages
 
     def assess(self, question, evidence, *, language):
-        from grounded_rag.verification.answerability import decide
+        from grounded_rag.verification.base import decide
 
         self.calls.append((question, [e["source_id"] for e in evidence], language))
         return decide([{"source_id": e["source_id"], "score": self.scores.get(e["source_id"], 0.0)}

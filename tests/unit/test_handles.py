@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grounded_rag.verification.citations import check_citations
-from grounded_rag.verification.handles import (
+from grounded_rag.verification.citations import (
+    check_citations,
     cite_handles,
     estimate_tokens,
     number_sentences,

@@ -19,7 +19,7 @@ from grounded_rag.nodes import verify as verify_node
 from grounded_rag.nodes.write import answer_messages, evidence_view
 from grounded_rag.prompts import generate
 from grounded_rag.verification.cascade import CascadeVerifier
-from grounded_rag.verification.handles import render_view
+from grounded_rag.verification.citations import render_view
 from grounded_rag.verification.modes import judge_claims
 from tests.fakes import evidence
 

@@ -161,7 +161,7 @@ def test_a_date_does_not_answer_how_many():
     ("It ranked 7th with 120 entries.", True),
 ])
 def test_has_count_sets_dates_aside(text, count):
-    from grounded_rag.verification.counts import has_count
+    from grounded_rag.verification.asked import has_count
     assert has_count(text) is count
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grounded_rag import build_graph
-from grounded_rag.verification.other_case import other_case_statements
+from grounded_rag.verification.on_question import other_case_statements
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 from tests.fakes import evidence as ev
 

@@ -58,7 +58,7 @@ def _statement(text: str, source_id: str) -> dict:
 
 
 def test_an_unrelated_statement_is_left_out_of_the_part_that_holds():
-    from grounded_rag.verification.partial import verified_part
+    from grounded_rag.verification.on_question import verified_part
 
     statements = [
         _statement("The X100 battery lasts up to 10 hours.", "spec#sec2"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grounded_rag.verification.cues import check_claim
-from grounded_rag.verification.romaji import (
+from grounded_rag.verification.subjects import (
     is_romaji,
     kana_to_romaji,
     loose,

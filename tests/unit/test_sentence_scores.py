@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from grounded_rag.retrieval.sentence_scores import MAX_SENTENCES, annotate
-from grounded_rag.verification.handles import (
+from grounded_rag.verification.citations import (
     SEMANTIC_WEIGHT,
     cuts,
     number_sentences,
@@ -74,7 +74,7 @@ def test_the_embedders_best_sentence_is_shown_and_its_picks_come_alone():
 
 
 def test_scores_are_spread_from_the_worst_to_the_best_sentence():
-    from grounded_rag.verification.handles import _semantic
+    from grounded_rag.verification.citations import _semantic
 
     passage = {**PARTY, "sentence_relevance": [0.70, 0.75, 0.80]}
     scaled = _semantic([passage])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grounded_rag.verification.cues import check_claim
-from grounded_rag.verification.tax import tax_classes
+from grounded_rag.verification.values import tax_classes
 
 FEE_JA = "委託料は月額45万円（税別）とし、毎月末日締め翌月末日までに支払う。"
 FEE_EN = "The monthly fee is $12 plus tax, billed on the first day of each month."

@@ -1,10 +1,10 @@
-"""A value the sentence gives for another case than the claim names (``binding.py``)."""
+"""A value the sentence gives for another case than the claim names (``coverage.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from grounded_rag.verification.binding import cases_in, misbound_value
+from grounded_rag.verification.coverage import cases_in, misbound_value
 from grounded_rag.verification.cues import check_claim
 
 HOTEL = ("国内出張の宿泊費は、1泊あたり東京都内は15,000円、"

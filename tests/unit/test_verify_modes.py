@@ -7,8 +7,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from grounded_rag import Context, build_graph
-from grounded_rag.verification.sampling import risk_markers, sampled_in, select_claims
-from grounded_rag.verification.scores import UNCHECKED_SUPPORT, confidence_score, grounding_score
+from grounded_rag.verification.decision import UNCHECKED_SUPPORT, confidence_score, grounding_score
+from grounded_rag.verification.modes import risk_markers, sampled_in, select_claims
 from tests.fakes import ScriptedChatModel, ScriptedVerifier, StaticRetriever, answer
 from tests.fakes import evidence as ev
 

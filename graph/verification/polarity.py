@@ -1,4 +1,4 @@
-"""Negation: whether a claim and the evidence sentence it follows point the same way."""
+"""Polarity: whether a claim and the evidence sentence it follows point the same way."""
 
 from __future__ import annotations
 
