@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from grounded_rag.types import Claim, Draft, Evidence, Finding, Source, VerificationState
 
 
-class InputState(TypedDict):
-    """What a caller sends."""
+class InputState(TypedDict, total=False):
+    """What a caller sends: a ``question``, or chat ``messages`` whose last is the user's."""
 
     question: str
     """The user's question, in Japanese or English."""
+    messages: Annotated[list[AnyMessage], add_messages]
+    """Chat input (Studio's chat, agent UIs, ``MessagesState`` parents): when the last message
+    is a human one, its text is the question, and the answer is appended as an AI message."""
 
 
 class OutputState(TypedDict, total=False):
@@ -21,6 +26,9 @@ class OutputState(TypedDict, total=False):
 
     question: str
     """The question that was asked."""
+    messages: Annotated[list[AnyMessage], add_messages]
+    """Chat input runs only: the conversation with the answer appended as an ``AIMessage``
+    (its ``response_metadata["grounded_rag"]`` holds status, sources and confidence)."""
     status: Literal["answered", "abstained"]
     """Whether the graph answered or abstained."""
     answer: str
@@ -69,6 +77,8 @@ class OutputState(TypedDict, total=False):
 class State(InputState, OutputState, total=False):  # type: ignore[misc]
     """Full working state of one run."""
 
+    chat: bool
+    """Whether this run's question came as the last of ``messages`` (the reply goes there)."""
     evidence: list[Evidence]
     """Retrieved chunks, best first."""
     draft: Draft | None

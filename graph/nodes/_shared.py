@@ -151,3 +151,37 @@ def deciding_stage(findings: list[Finding], claims: list[Claim]) -> str:
     ):
         return "off_question"
     return "verification"
+
+
+def chat_question(state: State) -> tuple[str, bool]:
+    """The run's question and whether it came as chat (the last message, when a human one).
+
+    Without a human last message the question is ``question``.
+    A chat caller sends ``messages``; a thread that already holds a chat ends in the AI reply
+    appended to it, so a later plain ``question`` on that thread is read as sent.
+    """
+    messages = state.get("messages") or []
+    if messages and getattr(messages[-1], "type", "") == "human":
+        return str(messages[-1].text).strip(), True
+    return (state.get("question") or "").strip(), False
+
+
+def chat_reply(state: State, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` plus its answer as an ``AIMessage`` when the run came in as chat messages.
+
+    A reply this run already appended (an answer a reviewer then rejected) is replaced, not
+    followed by a second one.
+    """
+    if not state.get("chat"):
+        return result
+    from langchain_core.messages import AIMessage
+
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    reuse = {"id": last.id} if last is not None and last.type == "ai" and last.id else {}
+    meta = {"status": result.get("status"), "confidence": result.get("confidence", 0.0),
+            "sources": result.get("sources", []), "flags": result.get("flags", []),
+            "decided_by": result.get("decided_by", "")}
+    reply = AIMessage(content=result.get("answer", ""), response_metadata={"grounded_rag": meta},
+                      **reuse)
+    return {**result, "messages": [reply]}

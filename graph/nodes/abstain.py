@@ -6,6 +6,7 @@ from typing import Any
 
 from grounded_rag.nodes._shared import (
     answer_flags,
+    chat_reply,
     deciding_stage,
     lang,
     progress,
@@ -23,11 +24,11 @@ def abstain_answer(state: State) -> dict[str, Any]:
     last = {"claims": [{**c, "verdict": c.get("verdict", "neutral")}
                        for c in state.get("claims", [])]}
     removed = removed_claims([*state.get("history", []), last], [], everything=True)
-    return {
+    return chat_reply(state, {
         "status": "abstained",
         "answer": feedback_prompts.ABSTAIN.get(language, feedback_prompts.ABSTAIN["en"]),
         "claims": [], "removed_claims": removed, "sources": [], "confidence": 0.0,
         "grounding_score": 0.0, "verification": "none", "checked_claims": 0,
         "flags": answer_flags(state) + ["abstained"],
         "decided_by": deciding_stage(state.get("findings", []), state.get("claims", [])),
-    }
+    })

@@ -9,7 +9,14 @@ from langgraph.runtime import Runtime
 
 from grounded_rag.context import Context
 from grounded_rag.nodes._parts import Parts
-from grounded_rag.nodes._shared import answer_flags, lang, progress, removed_claims, settled
+from grounded_rag.nodes._shared import (
+    answer_flags,
+    chat_reply,
+    lang,
+    progress,
+    removed_claims,
+    settled,
+)
 from grounded_rag.retrieval.loaders import public_url
 from grounded_rag.routing import answering_statements, earlier_attempt, kept_statements
 from grounded_rag.state import State
@@ -53,7 +60,7 @@ def finalize_answer(
         flags.append("verification_pending")
     if final["review"]:
         flags.append("needs_review")
-    return {
+    return chat_reply(state, {
         "status": "answered", "answer": answer, "sources": sources, **final,
         **({"draft": state.get("draft")} if earlier is not None else {}),
         **({"findings": state.get("findings", [])} if earlier is not None or restated else {}),
@@ -62,7 +69,7 @@ def finalize_answer(
         "flags": flags, "verification": verification,
         "checked_claims": state.get("checked_claims", len(final["claims"])),
         "verification_error": "", "warnings": [], "decided_by": "verification",
-    }
+    })
 
 
 def _restatements_left_out(findings: list[Finding], keep: list[int]) -> list[Finding]:

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from grounded_rag.context import Context
 from grounded_rag.lang import detect_language, third_language
 from grounded_rag.nodes._parts import Parts
-from grounded_rag.nodes._shared import progress, timed
+from grounded_rag.nodes._shared import chat_question, progress, timed
 from grounded_rag.prompts import addresses
 from grounded_rag.questions import check_length
 from grounded_rag.retrieval.calibration import clears_gate
@@ -27,7 +27,7 @@ def retrieve_evidence(
     """Retrieve top-k section-granular evidence; flag weak evidence for abstention."""
     settings = parts.settings(runtime, config)
     timings: dict[str, float] = {}
-    question = (state.get("question") or "").strip()
+    question, chat = chat_question(state)
     check_length(question)  # the one limit every surface shares; an empty one abstains
     asked = detect_language(question)  # the gate's "other language" is the question's
     language = settings.language if settings.language != "auto" else asked
@@ -84,7 +84,7 @@ def retrieve_evidence(
                                 settings.abstain_threshold)
     # Reset everything a previous run on the same thread may have left behind.
     return {
-        "question": question, "language": language, "evidence": evidence,
+        "question": question, "chat": chat, "language": language, "evidence": evidence,
         "findings": findings, "draft": None, "claims": [], "removed_claims": [],
         "history": [], "feedback": "", "attempts": 0, "review": {}, "flags": [],
         "max_retries": settings.max_retries, "keep_verified": settings.keep_verified,
