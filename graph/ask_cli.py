@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from grounded_rag._console import EXIT_USAGE, CommandError, clean, print_json
+from grounded_rag._console import EXIT_NOT_READY, EXIT_USAGE, CommandError, clean, print_json
 from grounded_rag.presets import PRESETS
 from grounded_rag.questions import MAX_QUESTION_CHARS, check_question
 
@@ -36,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     ask.add_argument("question")
     _common(ask)
+    ask.add_argument("--server", metavar="URL",
+                     help="ask a running `grounded-rag serve` instead of loading the model in "
+                     "this process (default $GROUNDED_RAG_SERVER): its model and store stay "
+                     "loaded, so a new command answers as fast as a warm process")
     ask.set_defaults(func=ask_command)
 
     demo = sub.add_parser(
@@ -140,6 +146,69 @@ def run_question(question: str, settings: dict[str, Any], *, progress: TextIO | 
     return {k: result[k] for k in OutputState.__annotations__ if k in result}
 
 
+def ask_server(url: str, question: str, settings: dict[str, Any], *,
+               progress: TextIO | None, client: Any = None) -> dict[str, Any]:
+    """One question to a running server's ``POST /ask/stream``; its progress and result.
+
+    A deferred verification's second event replaces the first result, as the page does.
+    ``client``: an ``httpx.Client`` to send it with (default: a new one).
+    """
+    import httpx
+
+    endpoint = url.rstrip("/") + "/ask/stream"
+    result: dict[str, Any] = {}
+    start = time.perf_counter()
+    own = client is None
+    http = httpx.Client(timeout=httpx.Timeout(10.0, read=900.0)) if own else client
+    try:
+        with http.stream("POST", endpoint,
+                         json={"question": question, "settings": settings}) as response:
+            if response.status_code != 200:
+                response.read()
+                raise CommandError(f"the server at {url} refused the question "
+                                   f"(HTTP {response.status_code}): {response.text[:300]}")
+            for event, data in _sse_events(response.iter_lines()):
+                if event == "progress" and progress is not None:
+                    elapsed = time.perf_counter() - start
+                    print(f"  [{elapsed:6.1f}s] {clean(str(data.get('message', '')))}",
+                          file=progress, flush=True)
+                elif event in ("result", "verification"):
+                    result = data
+                elif event == "error":
+                    raise CommandError(f"the server at {url} failed on this question: "
+                                       f"{data.get('message', data)}")
+    except httpx.TransportError as exc:
+        raise CommandError(f"no grounded-rag server answers at {url} ({exc}); start one with "
+                           f"`grounded-rag serve`, or drop --server (and ${SERVER_ENV}) to "
+                           "answer in this process", code=EXIT_NOT_READY,
+                           kind="server_unreachable") from None
+    finally:
+        if own:
+            http.close()
+    if not result:
+        raise CommandError(f"the server at {url} closed the stream before its result")
+    return result
+
+
+def _sse_events(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """(event, decoded JSON data) pairs of a Server-Sent Events stream."""
+    import json
+
+    event = "message"
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield event, json.loads("\n".join(data))
+            event, data = "message", []
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+    if data:
+        yield event, json.loads("\n".join(data))
+
+
 def render(result: dict[str, Any], out: TextIO) -> None:
     """Print a result for a person: answer, claims with verdicts, revisions, sources.
 
@@ -174,11 +243,28 @@ def render(result: dict[str, Any], out: TextIO) -> None:
           f"grounding {result.get('grounding_score', 0):.2f}, {total:.1f}s ({stages})", file=out)
 
 
+SERVER_ENV = "GROUNDED_RAG_SERVER"
+"""Environment variable naming a running server that ``ask`` sends its question to."""
+
+_SERVER_OWNS = ("store", "model", "verifier_model", "base_url")
+"""Options a server fixes for itself: ``ask --server`` refuses them rather than ignore them."""
+
+
 def ask_command(args: argparse.Namespace) -> int:
     """Answer one question."""
     question = check_question(args.question)  # before anything heavy is imported
-    result = run_question(question, _settings(args),
-                          progress=None if args.quiet or args.json else sys.stderr)
+    progress = None if args.quiet or args.json else sys.stderr
+    server = getattr(args, "server", None) or os.environ.get(SERVER_ENV, "")
+    if server:
+        owned = [f"--{o.replace('_', '-')}" for o in _SERVER_OWNS if getattr(args, o, None)]
+        if owned:
+            raise CommandError(f"{', '.join(owned)}: the server at {server} answers from its "
+                               "own store and models; drop the option, or drop --server (and "
+                               f"${SERVER_ENV}) to answer in this process", code=EXIT_USAGE,
+                               kind="invalid_setting")
+        result = ask_server(server, question, _settings(args), progress=progress)
+    else:
+        result = run_question(question, _settings(args), progress=progress)
     if args.json:
         print_json(result)
     else:

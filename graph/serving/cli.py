@@ -70,6 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     limits.add_argument("--retry-after", type=int, default=_LIMIT_DEFAULTS.retry_after_s,
                         metavar="SECONDS", help="Retry-After sent with 429 and 503 (default "
                         "%(default)s)")
+    serve.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                       help="skip the throwaway question per language each worker answers at "
+                       "start with the local model (then the first user's answer also loads "
+                       "the model and the retrieval stack)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--json", action="store_true",
@@ -98,7 +102,22 @@ def serve_options(args: argparse.Namespace) -> object:
                         chroma_url=args.chroma_url, prices=args.prices,
                         max_question_chars=args.max_question_chars,
                         review_mode=args.review_mode, limits=limits,
-                        durability=args.durability)
+                        durability=args.durability, warm_up=args.warm_up)
+
+
+def log_config(level: str) -> dict[str, object]:
+    """Uvicorn's logging configuration, plus the package's loggers on its console handler.
+
+    They say which checkpointer is in use, the warm-up, recovered verifications, failed runs.
+    """
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["grounded_rag"] = {"handlers": ["default"], "level": level.upper(),
+                                         "propagate": False}
+    return config
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -139,7 +158,8 @@ def serve_command(args: argparse.Namespace) -> int:
     print(f"grounded-rag serving on {url} with {args.workers} worker(s) (API docs /docs, "
           "LangServe /rag, metrics /metrics)", file=sys.stderr)
     if args.workers == 1:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                    log_config=log_config(args.log_level))
         return 0
     # Every worker builds its own app from the same options, handed over in the environment.
     os.environ.update(options.to_env())
@@ -147,7 +167,8 @@ def serve_command(args: argparse.Namespace) -> int:
     os.environ[MULTIPROCESS_ENV] = metrics_dir  # read by each worker when it starts
     try:
         uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, host=args.host,
-                    port=args.port, log_level=args.log_level)
+                    port=args.port, log_level=args.log_level,
+                    log_config=log_config(args.log_level))
     finally:
         if made_here:
             remove_multiprocess_dir(metrics_dir)

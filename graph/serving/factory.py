@@ -40,6 +40,7 @@ _ENV = {
     "max_question_chars": "GROUNDED_RAG_SERVE_MAX_QUESTION_CHARS",
     "review_mode": "GROUNDED_RAG_SERVE_REVIEW_MODE",
     "durability": "GROUNDED_RAG_SERVE_DURABILITY",
+    "warm_up": "GROUNDED_RAG_SERVE_WARM_UP",
 }
 
 
@@ -68,6 +69,9 @@ class ServeOptions:
     """Body size, runs in flight, queue and per-client limits."""
     durability: str = "exit"
     """When served runs write checkpoints: ``exit``, ``async`` or ``sync`` (LangGraph's)."""
+    warm_up: bool = True
+    """Answer a throwaway question per language at start (the package's workflow on the local
+    model only), so the first user's answer is as fast as the next."""
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that :meth:`from_env` reads back into these options."""
@@ -75,7 +79,8 @@ class ServeOptions:
                _ENV["prices"]: self.prices or "",
                _ENV["max_question_chars"]: str(self.max_question_chars),
                _ENV["review_mode"]: "1" if self.review_mode else "0",
-               _ENV["durability"]: self.durability, **self.limits.to_env()}
+               _ENV["durability"]: self.durability,
+               _ENV["warm_up"]: "1" if self.warm_up else "0", **self.limits.to_env()}
         if self.store:
             env[_ENV["store"]] = self.store
         if self.chroma_url:
@@ -100,7 +105,8 @@ class ServeOptions:
                    max_question_chars=max_chars,
                    review_mode=env.get(_ENV["review_mode"], "0") in ("1", "true", "yes"),
                    limits=Limits.from_env(env),
-                   durability=env.get(_ENV["durability"]) or "exit")
+                   durability=env.get(_ENV["durability"]) or "exit",
+                   warm_up=env.get(_ENV["warm_up"], "1") in ("1", "true", "yes"))
 
 
 def load_graph(spec: str) -> Any:
@@ -141,7 +147,8 @@ def build_app(options: ServeOptions) -> Any:
     return create_app(graph, checkpointer=options.checkpointer, store_dir=options.store,
                       prices=options.prices, max_question_chars=options.max_question_chars,
                       settings={"review_mode": True} if options.review_mode else None,
-                      limits=options.limits, durability=durability)
+                      limits=options.limits, durability=durability,
+                      warm_up=options.warm_up and not options.graph)
 
 
 def app_from_env() -> Any:
