@@ -654,11 +654,18 @@ def fresh_main(argv: list[str]) -> int:
     parser.add_argument("--store", default=".grounded-rag-demo",
                         help="store the sample corpus is ingested into")
     parser.add_argument("--no-server", action="store_true", help="skip the `ask --server` runs")
-    parser.add_argument("--port", type=int, default=8765, help="port of the benchmark's server")
+    parser.add_argument("--port", type=int, default=0,
+                        help="port of the benchmark's server (default: a free one)")
     add_result_args(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.runs = min(args.runs, 2)
+    if not args.port:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            args.port = probe.getsockname()[1]
     from grounded_rag.ask_cli import sample_corpus_dir
     from grounded_rag.retrieval import ingest_paths
 

@@ -41,6 +41,8 @@ SUITES: dict[str, tuple[str, list[str], str]] = {
               "the embedded store vs Postgres + a Chroma server: recall, latency, ingest"),
     "startup": ("latency_bench.py", ["startup"],
                 "CLI and import start-up, first retrieve of a fresh process"),
+    "fresh": ("latency_bench.py", ["fresh"],
+              "a new process's `ask` broken down, a warm process's second, `ask --server`"),
     "kernel": ("latency_bench.py", ["kernel"], "llama.cpp's raw prompt and decoding speed"),
     "latency": ("latency_bench.py", ["answer"],
                 "verified-answer latency and model work, idle and with one core busy"),

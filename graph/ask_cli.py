@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--server", metavar="URL",
                      help="ask a running `grounded-rag serve` instead of loading the model in "
                      "this process (default $GROUNDED_RAG_SERVER): its model and store stay "
-                     "loaded, so a new command answers as fast as a warm process")
+                     "loaded, so a new command answers as fast as a warm process; a server "
+                     "with --keys gets $GROUNDED_RAG_API_KEY")
     ask.set_defaults(func=ask_command)
 
     demo = sub.add_parser(
@@ -160,9 +161,17 @@ def ask_server(url: str, question: str, settings: dict[str, Any], *,
     start = time.perf_counter()
     own = client is None
     http = httpx.Client(timeout=httpx.Timeout(10.0, read=900.0)) if own else client
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        with http.stream("POST", endpoint,
-                         json={"question": question, "settings": settings}) as response:
+        with http.stream("POST", endpoint, json={"question": question, "settings": settings},
+                         headers=headers) as response:
+            if response.status_code in (401, 403):
+                response.read()
+                raise CommandError(f"the server at {url} refused this caller (HTTP "
+                                   f"{response.status_code}): {_detail(response)}; set "
+                                   f"${API_KEY_ENV} to a key from `grounded-rag keys create`",
+                                   code=EXIT_NOT_READY, kind="unauthorized")
             if response.status_code != 200:
                 response.read()
                 raise CommandError(f"the server at {url} refused the question "
@@ -188,6 +197,13 @@ def ask_server(url: str, question: str, settings: dict[str, Any], *,
     if not result:
         raise CommandError(f"the server at {url} closed the stream before its result")
     return result
+
+
+def _detail(response: Any) -> str:
+    try:
+        return str(response.json().get("detail", response.text))[:300]
+    except ValueError:
+        return str(response.text)[:300]
 
 
 def _sse_events(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
@@ -245,6 +261,9 @@ def render(result: dict[str, Any], out: TextIO) -> None:
 
 SERVER_ENV = "GROUNDED_RAG_SERVER"
 """Environment variable naming a running server that ``ask`` sends its question to."""
+
+API_KEY_ENV = "GROUNDED_RAG_API_KEY"
+"""The API key ``ask --server`` sends (``serve --keys``); kept off the command line."""
 
 _SERVER_OWNS = ("store", "model", "verifier_model", "base_url")
 """Options a server fixes for itself: ``ask --server`` refuses them rather than ignore them."""

@@ -88,7 +88,8 @@ class State(InputState, OutputState, total=False):  # type: ignore[misc]
     feedback: str
     """Findings rendered for the revision prompt."""
     review: dict[str, Any]
-    """Review status: ``required`` and, once decided, the reviewer's ``action`` and ``note``."""
+    """Review status: ``required`` and, once decided, the reviewer's ``action`` and ``note``,
+    and where the server knows them, who decided (``by``, the key's name) and when (``at``)."""
     citation_findings: list[Finding]
     """Citation-check findings of the current draft, indexed by statement."""
     max_retries: int

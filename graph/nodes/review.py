@@ -25,7 +25,8 @@ def review_answer(state: State) -> dict[str, Any]:
         "actions": ["approve", "edit", "reject"],
     })
     action, payload = parse_review(decision)
-    review = {"required": True, "action": action, "note": payload.get("note", "")}
+    review = {"required": True, "action": action, "note": payload.get("note", ""),
+              **{k: str(payload[k]) for k in ("by", "at") if payload.get(k)}}
     if action == "approve":
         flags = [f for f in state.get("flags", []) if f != "needs_review"]
         return {"review": review, "flags": [*flags, "human_approved"]}

@@ -95,6 +95,7 @@ def create_app(
     durability: Durability = DEFAULT_DURABILITY,
     title: str = "grounded-rag",
     warm_up: bool = False,
+    keys: str | None = None,
 ) -> FastAPI:
     """Build the serving app.
 
@@ -122,6 +123,8 @@ def create_app(
         warm_up: answer a throwaway question per language in the background at start, when
             the generator is the local model (see :func:`warm_up_graph`); no checkpoint,
             metric or thread is left behind.
+        keys: an API key file (:mod:`~grounded_rag.serving.auth`): every request but health,
+            metrics and the page needs a live key, reviews a reviewer's. None: open.
     """
     # LangServe comes with the serve extra: without it, fail before anything is checked or built.
     import langserve  # noqa: F401
@@ -172,6 +175,10 @@ def create_app(
     app.state.served = served
     app.add_middleware(RagRequestChecks, max_question_chars=max_question_chars)
     app.add_middleware(ThreadIdHeader)
+    if keys:  # inside the limits, outside everything that reads a body
+        from grounded_rag.serving.auth import AuthMiddleware, KeyStore
+
+        app.add_middleware(AuthMiddleware, keys=KeyStore(keys))
     # Outermost: a request refused for size or load costs nothing further.
     limits = limits or Limits()
     gate = Gate.for_limits(limits)

@@ -14,12 +14,13 @@ _LIMIT_DEFAULTS = Limits()
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``serve`` subcommand."""
+    """Add the ``serve`` and ``keys`` subcommands."""
+    _register_keys(sub)
     serve = sub.add_parser(
         "serve", help="serve the graph over HTTP (LangServe at /rag, reviews, /metrics, page at /)"
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default "
-                       "127.0.0.1; use 0.0.0.0 only behind a proxy you trust)")
+                       "127.0.0.1; any other needs --keys, or --insecure-no-auth)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1); "
                        "several need a shared checkpointer (postgresql://...) and, for the "
@@ -70,6 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     limits.add_argument("--retry-after", type=int, default=_LIMIT_DEFAULTS.retry_after_s,
                         metavar="SECONDS", help="Retry-After sent with 429 and 503 (default "
                         "%(default)s)")
+    serve.add_argument("--keys", metavar="FILE", default=os.environ.get("GROUNDED_RAG_KEYS"),
+                       help="API key file (`grounded-rag keys create`): every request but "
+                       "/healthz, /metrics and the page needs a live key, /reviews a reviewer's "
+                       "(default $GROUNDED_RAG_KEYS; none: no keys are asked for)")
+    serve.add_argument("--insecure-no-auth", action="store_true",
+                       help="bind beyond loopback without --keys: anyone who reaches the port "
+                       "reads answers and decides reviews")
     serve.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                        help="skip the throwaway question per language each worker answers at "
                        "start with the local model (then the first user's answer also loads "
@@ -102,7 +110,28 @@ def serve_options(args: argparse.Namespace) -> object:
                         chroma_url=args.chroma_url, prices=args.prices,
                         max_question_chars=args.max_question_chars,
                         review_mode=args.review_mode, limits=limits,
-                        durability=args.durability, warm_up=args.warm_up)
+                        durability=args.durability, warm_up=args.warm_up, keys=args.keys)
+
+
+def check_exposure(host: str, keys: str | None, *, insecure: bool) -> None:
+    """Refuse to serve beyond loopback without keys, and a key file with no live key."""
+    from grounded_rag.serving.auth import KeyStore, KeyStoreError, is_loopback
+
+    if keys:
+        try:
+            live = KeyStore(keys).has_keys()
+        except KeyStoreError as exc:
+            raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
+        if not live:
+            raise CommandError(f"{keys} holds no live API key, so nobody could ask: create "
+                               "one with `grounded-rag keys create NAME --role admin --keys "
+                               f"{keys}`", code=EXIT_USAGE, kind="invalid_option")
+    elif not is_loopback(host) and not insecure:
+        raise CommandError(f"--host {host} serves other machines, and without --keys anyone "
+                           "who reaches the port reads every answer and decides reviews: give "
+                           "--keys FILE (`grounded-rag keys create`), or --insecure-no-auth "
+                           "behind a proxy that authenticates", code=EXIT_USAGE,
+                           kind="invalid_option")
 
 
 def log_config(level: str) -> dict[str, object]:
@@ -141,6 +170,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
     options = serve_options(args)
     assert isinstance(options, ServeOptions)
+    check_exposure(args.host, options.keys, insecure=args.insecure_no_auth)
     # Metrics of several workers add up in one directory per server: the one named by
     # $PROMETHEUS_MULTIPROC_DIR (emptied now, before anything writes there), else a new one.
     given_dir = os.environ.get(MULTIPROCESS_ENV)
@@ -172,4 +202,57 @@ def serve_command(args: argparse.Namespace) -> int:
     finally:
         if made_here:
             remove_multiprocess_dir(metrics_dir)
+    return 0
+
+
+def _register_keys(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    keys = sub.add_parser("keys", help="API keys for `serve --keys`: create, list, revoke",
+                          description="API keys with a role (asker, reviewer, admin). Only "
+                          "each key's SHA-256 is stored; a running server sees changes at once.")
+    keys.add_argument("action", choices=["create", "list", "revoke"])
+    keys.add_argument("name", nargs="?", help="whose key (create, revoke)")
+    keys.add_argument("--role", default="asker", choices=["asker", "reviewer", "admin"],
+                      help="what the key may do (create; default asker: ask and read its "
+                      "answers; reviewer: also decide reviews; admin: everything)")
+    keys.add_argument("--keys", metavar="FILE", default=os.environ.get("GROUNDED_RAG_KEYS"),
+                      help="the key file (default $GROUNDED_RAG_KEYS)")
+    keys.add_argument("--json", action="store_true", help="print JSON")
+    keys.set_defaults(func=keys_command)
+
+
+def keys_command(args: argparse.Namespace) -> int:
+    """Create, list or revoke API keys."""
+    from grounded_rag.serving.auth import KeyStore, KeyStoreError
+
+    if not args.keys:
+        raise CommandError("name the key file: --keys FILE or $GROUNDED_RAG_KEYS",
+                           code=EXIT_USAGE, kind="invalid_option")
+    if args.action != "list" and not args.name:
+        raise CommandError(f"keys {args.action} needs a NAME", code=EXIT_USAGE,
+                           kind="invalid_option")
+    store = KeyStore(args.keys)
+    try:
+        if args.action == "create":
+            key = store.create(args.name, args.role)
+            result: object = {"name": args.name.strip(), "role": args.role, "key": key}
+            text = (f"{args.role} key for {args.name.strip()!r} (shown once, store it now):\n"
+                    f"{key}")
+        elif args.action == "revoke":
+            count = store.revoke(args.name)
+            if not count:
+                raise CommandError(f"no live key named {args.name!r} in {args.keys}",
+                                   kind="not_found")
+            result, text = {"name": args.name, "revoked": count}, f"revoked {args.name!r}"
+        else:
+            listed = store.list()
+            result = {"keys": listed}
+            text = "\n".join(f"{k['name']:<24} {k['role']:<9} created {k['created_at']}"
+                              f"{'  revoked ' + k['revoked_at'] if k.get('revoked_at') else ''}"
+                              for k in listed) or f"no keys in {args.keys}"
+    except KeyStoreError as exc:
+        raise CommandError(str(exc), code=EXIT_USAGE, kind="invalid_option") from None
+    if args.json:
+        print_json(result)
+    else:
+        print(text)
     return 0

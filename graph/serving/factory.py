@@ -41,6 +41,7 @@ _ENV = {
     "review_mode": "GROUNDED_RAG_SERVE_REVIEW_MODE",
     "durability": "GROUNDED_RAG_SERVE_DURABILITY",
     "warm_up": "GROUNDED_RAG_SERVE_WARM_UP",
+    "keys": "GROUNDED_RAG_SERVE_KEYS",
 }
 
 
@@ -69,6 +70,8 @@ class ServeOptions:
     """Body size, runs in flight, queue and per-client limits."""
     durability: str = "exit"
     """When served runs write checkpoints: ``exit``, ``async`` or ``sync`` (LangGraph's)."""
+    keys: str | None = None
+    """API key file (:mod:`grounded_rag.serving.auth`); None: no keys are asked for."""
     warm_up: bool = True
     """Answer a throwaway question per language at start (the package's workflow on the local
     model only), so the first user's answer is as fast as the next."""
@@ -81,6 +84,8 @@ class ServeOptions:
                _ENV["review_mode"]: "1" if self.review_mode else "0",
                _ENV["durability"]: self.durability,
                _ENV["warm_up"]: "1" if self.warm_up else "0", **self.limits.to_env()}
+        if self.keys:
+            env[_ENV["keys"]] = self.keys
         if self.store:
             env[_ENV["store"]] = self.store
         if self.chroma_url:
@@ -106,7 +111,8 @@ class ServeOptions:
                    review_mode=env.get(_ENV["review_mode"], "0") in ("1", "true", "yes"),
                    limits=Limits.from_env(env),
                    durability=env.get(_ENV["durability"]) or "exit",
-                   warm_up=env.get(_ENV["warm_up"], "1") in ("1", "true", "yes"))
+                   warm_up=env.get(_ENV["warm_up"], "1") in ("1", "true", "yes"),
+                   keys=env.get(_ENV["keys"]) or None)
 
 
 def load_graph(spec: str) -> Any:
@@ -148,7 +154,8 @@ def build_app(options: ServeOptions) -> Any:
                       prices=options.prices, max_question_chars=options.max_question_chars,
                       settings={"review_mode": True} if options.review_mode else None,
                       limits=options.limits, durability=durability,
-                      warm_up=options.warm_up and not options.graph)
+                      warm_up=options.warm_up and not options.graph,
+                      keys=options.keys)
 
 
 def app_from_env() -> Any:

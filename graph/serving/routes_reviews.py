@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field, StrictStr
@@ -65,8 +66,13 @@ def register_reviews(app: FastAPI, served: Served) -> None:
         return pending
 
     @app.post("/reviews/{thread_id}", tags=["review"])
-    async def decide_review(thread_id: str, decision: ReviewDecision) -> dict[str, Any]:
-        """Approve, edit (verified again) or reject (abstain) a paused answer."""
+    async def decide_review(thread_id: str, decision: ReviewDecision,
+                            request: Request) -> dict[str, Any]:
+        """Approve, edit (verified again) or reject (abstain) a paused answer.
+
+        With API keys, the decision records the reviewer's key name (``review.by``) and the
+        time (``review.at``), kept in the thread's checkpoint.
+        """
         if decision.action == "edit" and not (decision.statements or
                                               (decision.answer or "").strip()):
             raise request_error(422, ["body", "answer"], "an edit needs 'answer' text or "
@@ -81,6 +87,10 @@ def register_reviews(app: FastAPI, served: Served) -> None:
                         if k in SETTING_NAMES}
             config = served.config(original, thread_id)
             resume = decision.model_dump(exclude_none=True)
+            identity = getattr(request.state, "identity", None)
+            if identity is not None:
+                resume["by"] = identity.name
+            resume["at"] = datetime.now(UTC).isoformat(timespec="seconds")
             values = await served_graph.ainvoke(Command(resume=resume), config,
                                                 durability=served.durability)
             result = await run_result(served_graph, thread_id, values)

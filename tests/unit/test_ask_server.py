@@ -100,3 +100,19 @@ def test_serve_shows_the_package_log_and_hands_warm_up_to_its_workers():
     assert "grounded_rag" not in LOGGING_CONFIG["loggers"]  # uvicorn's own is left as it was
     assert ServeOptions.from_env(ServeOptions(warm_up=False).to_env()).warm_up is False
     assert ServeOptions.from_env(ServeOptions().to_env()).warm_up is True
+
+
+def test_a_server_with_keys_takes_the_key_from_the_environment(tmp_path, monkeypatch):
+    from grounded_rag.serving.auth import KeyStore
+
+    path = tmp_path / "keys.json"
+    key = KeyStore(path).create("cli", "asker")
+    app = create_app(build_test_graph(), checkpointer="memory", keys=str(path))
+    with TestClient(app) as client:
+        monkeypatch.delenv("GROUNDED_RAG_API_KEY", raising=False)
+        with pytest.raises(CommandError, match="HTTP 401") as error:
+            ask_server("http://testserver", BATTERY, {}, progress=None, client=client)
+        assert error.value.kind == "unauthorized" and "GROUNDED_RAG_API_KEY" in str(error.value)
+        monkeypatch.setenv("GROUNDED_RAG_API_KEY", key)
+        result = ask_server("http://testserver", BATTERY, {}, progress=None, client=client)
+    assert result["status"] == "answered"
