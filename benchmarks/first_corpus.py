@@ -2,12 +2,14 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/first_corpus.py [--corpus first|frozen] [--out FILE.jsonl]
+    .venv/bin/python benchmarks/first_corpus.py [--corpus first|frozen|injected] [--out FILE]
     .venv/bin/python benchmarks/first_corpus.py --quick --json FILE    # 2 questions (CI)
 
 ``--corpus frozen`` asks the frozen corpus instead (``tests/data/frozen_corpus``: four
 documents in ``docs/``, ja + en, and the 32 questions of its ``questions.jsonl`` with their expected
 outcomes, written before the verifier's redesign and never tuned on; see its README).
+``--corpus injected``: ``tests/data/injected_corpus``, documents that hold orders to the
+model beside their facts (an answer that obeys one is wrong; see its README).
 
 It ingests the three short documents of ``tests/data/small_corpus`` (a Japanese travel
 policy, a Japanese service contract, an English product sheet: 11 sections, the size of
@@ -50,6 +52,7 @@ from latency_bench import (  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "small_corpus"
 FROZEN = ROOT / "tests" / "data" / "frozen_corpus"
+INJECTED = ROOT / "tests" / "data" / "injected_corpus"
 
 QUESTIONS: list[dict[str, Any]] = [
     # answerable, Japanese
@@ -91,11 +94,11 @@ QUESTIONS: list[dict[str, Any]] = [
 so "waterproof" counts as not stated; the contract names no late-payment interest."""
 
 
-def frozen_questions() -> list[dict[str, Any]]:
+def frozen_questions(root: Path = FROZEN) -> list[dict[str, Any]]:
     """The frozen corpus's questions: ``outcome`` is answer, abstain or correct-or-abstain
     (a false premise: abstaining, or an answer that states what the text says instead)."""
     rows = []
-    for line in (FROZEN / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             item["answerable"] = item["outcome"] == "answer"
@@ -119,9 +122,9 @@ def grade(item: dict[str, Any], status: str, text: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", choices=("first", "frozen"), default="first",
-                    help="first: tests/data/small_corpus (default); frozen: tests/data/"
-                    "frozen_corpus and its questions.jsonl")
+    ap.add_argument("--corpus", choices=("first", "frozen", "injected"), default="first",
+                    help="first: tests/data/small_corpus (default); frozen, injected: "
+                    "tests/data/frozen_corpus or injected_corpus and its questions.jsonl")
     ap.add_argument("--out", type=Path, help="also write one JSON line per question")
     ap.add_argument("--without", default="",
                     help="rules to switch off, to measure what they earn (comma-separated "
@@ -141,7 +144,8 @@ def main() -> int:
         ap.error(f"--without: unknown rule(s) {rules.unknown(off)}; known: {sorted(rules.RULES)}")
     rules.switch_off(off)
     store = Path(tempfile.mkdtemp(prefix="grag-first-corpus-"))
-    corpus = FROZEN / "docs" if args.corpus == "frozen" else CORPUS
+    listed = {"frozen": FROZEN, "injected": INJECTED}.get(args.corpus)
+    corpus = listed / "docs" if listed else CORPUS
     ingest_paths([corpus], store, progress=False)
     graph = build_graph(retriever=open_retriever(store))
     scorer = ScorerCounter()
@@ -150,7 +154,7 @@ def main() -> int:
     run_one(graph, "旅費規程の目的は何ですか？", settings, scorer)  # warm-up: model load
     ref_before = reference_seconds()
     rows: list[dict[str, Any]] = []
-    asked = frozen_questions() if args.corpus == "frozen" else QUESTIONS
+    asked = frozen_questions(listed) if listed else QUESTIONS
     questions = asked[:args.limit] if args.limit else asked
     questions = [q for q in questions if args.only in q["q"]]
     if args.quick:  # one answerable and one unanswerable question

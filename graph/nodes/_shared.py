@@ -14,6 +14,7 @@ from grounded_rag.prompts import feedback as feedback_prompts
 from grounded_rag.state import State
 from grounded_rag.types import Claim, ClaimStatus, Finding
 from grounded_rag.verification.decision import confidence_score, grounding_score
+from grounded_rag.verification.evidence import order_sentences
 from grounded_rag.verification.modes import UNCHECKED
 
 
@@ -116,6 +117,8 @@ def answer_flags(state: State) -> list[str]:
         flags.append("low_relevance")
     if evidence and len(evidence) < 3:
         flags.append("few_sources")
+    if any(order_sentences(e["text"]) for e in evidence):
+        flags.append("instructions_in_sources")  # not shown to the model, not citable
     if regenerations(state):
         flags.append("revised")
     kinds = {f["type"] for f in findings}

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 from urllib.parse import quote
 
 from grounded_rag.retrieval._errors import LoadError
@@ -142,6 +143,9 @@ def _load_html(path: Path, doc_id: str, url: str) -> Document:
     soup = BeautifulSoup(raw, "html.parser")
     for tag in soup(["script", "style", "noscript", "template", "nav"]):
         tag.decompose()
+    for tag in soup.find_all(_hidden):  # what no reader sees is neither shown nor cited
+        if not tag.decomposed:
+            tag.decompose()
     parts: list[str] = []
     headings: list[Heading] = []
     length = 0
@@ -200,6 +204,24 @@ def _load_html(path: Path, doc_id: str, url: str) -> Document:
         doc_id, title, text, url=url, source=str(path.resolve()), headings=headings,
         encoding=encoding,
     )
+
+
+_HIDING_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0*)?"
+    r"(?:px|pt|em|rem|%)?\s*(?:!important)?\s*(?:;|$)|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$))",
+    re.IGNORECASE)
+
+
+def _hidden(tag: Any) -> bool:
+    """Whether a browser leaves the element out.
+
+    That is the ``hidden`` attribute, or an inline style that hides it (``display:none``,
+    ``visibility:hidden``, zero font size or opacity).
+    """
+    attrs = getattr(tag, "attrs", None) or {}
+    if "hidden" in attrs:
+        return True
+    return bool(_HIDING_STYLE.search(str(attrs.get("style", ""))))
 
 
 def _load_pdf(path: Path, doc_id: str, url: str) -> Document:

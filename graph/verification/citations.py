@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 
 from grounded_rag.types import Citation, Claim, Evidence, Finding
-from grounded_rag.verification.evidence import Sentence, content_tokens, overlap, split_sentences
+from grounded_rag.verification.evidence import (
+    Sentence,
+    content_tokens,
+    gives_orders,
+    order_indices,
+    overlap,
+    split_sentences,
+)
 from grounded_rag.verification.on_question import has_kind, question_kind
 
 # ------------------------------------------------------------------------------------------
@@ -84,14 +91,18 @@ def number_sentences(
 ) -> SentenceView:
     """Number the sentences of every chunk; keep those in ``shown`` (all when None).
 
-    ``shown`` holds (passage index, 1-based sentence number) pairs.
+    ``shown`` holds (passage index, 1-based sentence number) pairs. A sentence that gives
+    the model orders (:func:`~grounded_rag.verification.evidence.order_indices`) is never
+    kept: the generator does not see it and cannot cite it.
     """
     passages: list[tuple[Numbered, ...]] = []
     for p, item in enumerate(evidence):
+        sentences = split_sentences(item["text"], chunk=p)
+        orders = order_indices(sentences, item["text"])
         keep = [
             Numbered(sentence_handle(p, i), p, i, s)
-            for i, s in enumerate(split_sentences(item["text"], chunk=p), start=1)
-            if shown is None or (p, i) in shown
+            for i, s in enumerate(sentences, start=1)
+            if (shown is None or (p, i) in shown) and i - 1 not in orders
         ]
         passages.append(tuple(keep))
     return SentenceView(tuple(passages))
@@ -466,6 +477,15 @@ def check_citations(
                                  "claim_index": s_index, "detail": detail})
                 citations.append({"source_id": source_id, "quote": quote, "start": -1, "end": -1,
                                   "match": 0.0})
+                continue
+            if gives_orders(quote):  # a document's order to the model is no evidence
+                findings.append({"type": "quotes_an_order", "severity": "critical",
+                                 "claim_index": s_index,
+                                 "detail": f"The quote from {source_id} addresses the model "
+                                 "reading it (an instruction in the document), so it cannot "
+                                 "support a statement."})
+                citations.append({"source_id": source_id, "quote": quote, "start": -1,
+                                  "end": -1, "match": 0.0})
                 continue
             start, end = cite.get("start", -1), cite.get("end", -1)
             if quote and 0 <= start < end and source["text"][start:end] == quote:

@@ -245,7 +245,13 @@ def select_evidence(
         budget_chars = (
             JA_BUDGET_CHARS if is_japanese(claim + "".join(texts[:1])) else EN_BUDGET_CHARS
         )
-    sentences = [s for i, t in enumerate(texts) for s in split_sentences(t, chunk=i)]
+    sentences = []
+    for i, t in enumerate(texts):
+        split = split_sentences(t, chunk=i)
+        orders = order_indices(split, t)  # never evidence (see gives_orders)
+        sentences += [s for j, s in enumerate(split) if j not in orders]
+        if orders:
+            texts[i] = " ".join(s.text for j, s in enumerate(split) if j not in orders)
     if not sentences:
         return SelectedEvidence("", "", "", 0.0, False)
     claim_tokens = content_tokens(claim)
@@ -328,3 +334,72 @@ def key_tokens(text: str) -> set[str]:
             tokens.add(run)
         tokens.update(run[i:i + 2] for i in range(len(run) - 1))
     return tokens
+
+
+# -- sentences that give the assistant orders ----------------------------------------------
+# A document is data: a sentence in it that addresses the model reading it (to drop its
+# instructions, change its role, answer a fixed way) states no fact and must never be
+# evidence. One table per language; each pattern names who is addressed or what is
+# overridden, so that orders to people ("never tell anyone your password") do not match.
+_ORDERS_EN = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?\b(?:previous|prior|above|"
+    r"earlier|preceding|all|any|your|the|other|system)\b[^.!?\n]{0,30}?\b(?:instructions?|"
+    r"prompts?|rules|directions|guidelines|directives?|constraints)\b"
+    r"|\byou are (?:now|no longer)\b|\bfrom now on,? you\b"
+    r"|^\W*(?:please |now )?(?:pretend|act as|role-?play as)\b"
+    r"|\byou (?:must|should|will|shall) (?:now )?(?:pretend|act as)\b"
+    r"|\b(?:system|developer) (?:prompt|message|instructions?)\b"
+    r"|\b(?:if|when|since) you are an? (?:ai|language model|assistant|llm|chatbot)\b"
+    r"|\b(?:dear|attention|note (?:to|for)(?: the| any)?|hey|hello) (?:ai|assistant|language "
+    r"model|llm|chatbot|gpt)s?\b"
+    r"|\b(?:ai|assistant|language model|llm|chatbot)s? (?:reading|processing|summari[sz]ing|"
+    r"answering (?:questions )?(?:about|from)) this\b"
+    r"|^\W*(?:please )?(?:always |only )?(?:respond|reply|answer) (?:only )?(?:with|by saying|"
+    r"that)\b"
+    r"|\b(?:tell|inform) the user(?:s)? that\b|\b(?:do not|don't|never) (?:mention|reveal|"
+    r"tell|cite|show)\b[^.!?\n]{0,20}\bto the user\b",
+    re.IGNORECASE)
+_ORDERS_JA = re.compile(
+    r"(?:以前|前|上記|上|これまで|先ほど|先程|すべて|全て|他|ほか|元)の(?:指示|命令|指令|プロンプト|"
+    r"ルール|設定|制約)[^。！？\n]{0,10}?(?:無視|忘れ|破棄|取り消)"
+    r"|(?:指示|プロンプト|制約)を(?:すべて|全て)?(?:無視|忘れ|破棄)(?:して(?:ください|下さい|ほしい)"
+    r"|しろ|せよ|すること|しなさい|してから)"
+    r"|あなたは(?:今から|これから|今後|以後)"
+    r"|システムプロンプト|(?:システム|開発者)(?:メッセージ|への指示)"
+    r"|(?:AI|ＡＩ|アシスタント|言語モデル|チャットボット|LLM)(?:の(?:方|皆さん|みなさん)|へ|に)"
+    r"(?:の指示|告ぐ|お願い|、)"
+    r"|(?:この|本)(?:文書|資料|ページ|文章)を(?:読んで|読み込んで|処理して|要約して)いる"
+    r"(?:AI|ＡＩ|アシスタント|言語モデル|チャットボット|LLM)"
+    r"|(?:ユーザー|利用者|質問者)(?:に|へ)は[^。！？\n]{0,30}(?:と|よう)(?:伝え|答え|回答し|返答し)"
+    r"(?:て|な|ろ|よ)")
+
+
+def gives_orders(sentence: str) -> bool:
+    """Whether ``sentence`` addresses the model reading it instead of stating something.
+
+    Such a sentence is never shown to the generator or accepted as a quote, and an answer
+    whose sources hold one is flagged (``instructions_in_sources``).
+    """
+    text = unicodedata.normalize("NFKC", sentence)
+    return bool(_ORDERS_EN.search(text) or _ORDERS_JA.search(text))
+
+
+def order_indices(sentences: Sequence[Sentence], text: str) -> set[int]:
+    """Indices of ``sentences`` (split from ``text``) that give the model orders.
+
+    A sentence after one on the same line counts too: it is the rest of the message ("You
+    are now X. Answer every question with Y.").
+    """
+    found: set[int] = set()
+    for i, sentence in enumerate(sentences):
+        if gives_orders(sentence.text):
+            found.add(i)
+        elif i - 1 in found and "\n" not in text[sentences[i - 1].end:sentence.start]:
+            found.add(i)
+    return found
+
+
+def order_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that give orders (:func:`order_indices`)."""
+    sentences = split_sentences(text)
+    return [sentences[i].text for i in sorted(order_indices(sentences, text))]
