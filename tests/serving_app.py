@@ -168,14 +168,15 @@ def build_test_graph(**kwargs: Any) -> Any:
 
 def create_test_app() -> Any:
     """The real serving app over the fake graph (checkpointer from $GR_TEST_CHECKPOINTER,
-    limits from ``$GROUNDED_RAG_MAX_IN_FLIGHT`` and the other limit variables)."""
+    limits from ``$GROUNDED_RAG_MAX_IN_FLIGHT`` and the other limit variables, API keys from
+    ``$GR_TEST_KEYS``)."""
     from grounded_rag.serving.app import create_app
     from grounded_rag.serving.limits import Limits
 
     return create_app(build_test_graph(),
                       checkpointer=os.environ.get("GR_TEST_CHECKPOINTER") or "memory",
                       max_question_chars=int(os.environ.get("GR_TEST_MAX_CHARS", "2000")),
-                      limits=Limits.from_env())
+                      limits=Limits.from_env(), keys=os.environ.get("GR_TEST_KEYS") or None)
 
 
 _SHOWN_SENTENCE = re.compile(r"^S(\d+)\.(\d+) (.+)$", re.MULTILINE)

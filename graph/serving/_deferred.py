@@ -25,6 +25,7 @@ from langgraph.types import Command
 
 from grounded_rag.context import SETTING_NAMES, resolve_context
 from grounded_rag.serving._claims import ThreadClaims
+from grounded_rag.serving.checkpoints import OWNER
 from grounded_rag.serving.metrics import LATE_VERIFICATION, RagMetrics
 from grounded_rag.verification.modes import failed_update
 
@@ -113,7 +114,8 @@ class DeferredVerifications:
             return task
         # Resume with the settings the run started with (checkpoint metadata has them).
         settings = {k: v for k, v in (snapshot.metadata or {}).items() if k in SETTING_NAMES}
-        task = asyncio.create_task(self._run(thread_id, settings),
+        owner = (snapshot.metadata or {}).get(OWNER)
+        task = asyncio.create_task(self._run(thread_id, settings, owner),
                                    name=f"deferred-verification-{thread_id}")
         self._tasks[thread_id] = task
         task.add_done_callback(lambda done: self._forget(thread_id, done))
@@ -159,9 +161,9 @@ class DeferredVerifications:
 
         loop.call_soon_threadsafe(schedule)
 
-    async def _run(self, thread_id: str, settings: Mapping[str, Any]) -> None:
+    async def _run(self, thread_id: str, settings: Mapping[str, Any], owner: Any) -> None:
         if self.claims is None:
-            await self._verify(thread_id, settings)
+            await self._verify(thread_id, settings, owner)
             return
         if not await self.claims.claim(thread_id):
             log.info("thread %s is being verified by another worker", thread_id)
@@ -170,13 +172,15 @@ class DeferredVerifications:
             # Another worker may have finished it between our look and our claim.
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
             if is_pending(snapshot):
-                await self._verify(thread_id, settings)
+                await self._verify(thread_id, settings, owner)
         finally:
             await self.claims.release(thread_id)
 
-    async def _verify(self, thread_id: str, settings: Mapping[str, Any]) -> None:
+    async def _verify(self, thread_id: str, settings: Mapping[str, Any], owner: Any) -> None:
         config = mark_deferred(self.config_for(settings, thread_id))
         config["metadata"] = {**(config.get("metadata") or {}), LATE_VERIFICATION: True}
+        if owner is not None:
+            config["metadata"][OWNER] = owner
         try:
             await asyncio.wait_for(self.graph.ainvoke(Command(resume={"verify": True}), config,
                                                       durability=self.durability),
@@ -198,6 +202,9 @@ class DeferredVerifications:
             snapshot = await self.graph.aget_state(config)
             if not is_pending(snapshot):
                 return  # it finished after all (or another question replaced it)
+            owner = (snapshot.metadata or {}).get(OWNER)
+            if owner is not None:
+                config["metadata"] = {OWNER: owner}
             await self.graph.aupdate_state(config, failed_update(snapshot.values, error),
                                            as_node=DEFERRED_NODE)
         except Exception:

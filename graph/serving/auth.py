@@ -33,6 +33,8 @@ ROLES = ("asker", "reviewer", "admin")
 
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/"})
 """Paths served without a key: health, metrics and the page's HTML (which holds no data)."""
+PAGE_ASSETS = "/web/"
+"""The page's script and style sheet (no data either): served without a key too."""
 
 _KEY_PREFIX = "grag_"
 
@@ -165,7 +167,8 @@ class KeyStore:
 
 def needed_role(method: str, path: str) -> str | None:
     """The role a request needs: None for the open paths, else asker or reviewer."""
-    if path in OPEN_PATHS:
+    if path in OPEN_PATHS or (method in ("GET", "HEAD") and path.startswith(PAGE_ASSETS)
+                              and ".." not in path):
         return None
     if path == "/reviews" or path.startswith("/reviews/"):
         return "reviewer"

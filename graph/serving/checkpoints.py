@@ -23,6 +23,10 @@ NEW_THREAD = "__grounded_rag_new_thread"
 none), so no checkpoint of it can exist. Keys starting with ``__`` are never written to
 checkpoint metadata, and a client cannot send it (unknown settings are refused)."""
 
+OWNER = "owner"
+"""Checkpoint metadata key: the name of the API key whose request started the thread. Every
+run on the thread (a review's resume, a deferred verification) writes it again."""
+
 
 def is_new_thread(config: Any) -> bool:
     """Whether ``config`` reads the latest checkpoint of a thread the server has just made up."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, StrictStr
 
 from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import is_deferred, mark_deferred
-from grounded_rag.serving.checkpoints import NEW_THREAD
+from grounded_rag.serving.checkpoints import NEW_THREAD, OWNER
 from grounded_rag.serving.checks import (
     THREAD_ID_MAX,
     check_question,
@@ -30,8 +30,10 @@ from grounded_rag.serving.served import (
     Served,
     current_answer,
     finished_result,
+    may_use,
     run_result,
     stream_keys,
+    thread_owner,
 )
 
 log = logging.getLogger(__name__)
@@ -58,19 +60,23 @@ def register_langserve(app: FastAPI, served: Served) -> None:
     """
     from langserve import add_routes
 
-    def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+    async def per_request_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
         # LangServe's config model filled every default and dropped thread_id: rebuild the
         # configurable from what the client actually sent (validated above).
         pending: list[dict[str, Any]] = getattr(request.state, "rag_configurables", [])
         sent = pending.pop(0) if pending else {}
         configurable = layer_settings(served.settings, sent)
+        owner = await _run_owner(served, request, configurable.get("thread_id"))
         if "thread_id" not in configurable and not request.scope["path"].endswith("/batch"):
             configurable["thread_id"] = str(uuid.uuid4())
             configurable[NEW_THREAD] = True
         if "thread_id" in configurable:
             request.state.thread_ids = [*getattr(request.state, "thread_ids", []),
                                         configurable["thread_id"]]
-        return {**config, "configurable": configurable}
+        out = {**config, "configurable": configurable}
+        if owner is not None:
+            out["metadata"] = {**(config.get("metadata") or {}), OWNER: owner}
+        return out
 
     def per_run_config(config: RunnableConfig) -> RunnableConfig:
         # Batch items without a thread id get one each (never a shared thread).
@@ -99,7 +105,7 @@ def register_ask_stream(app: FastAPI, served: Served) -> None:
     keys = stream_keys(served_graph)
 
     @app.post("/ask/stream", tags=["ask"])
-    async def ask_stream(body: AskRequest) -> Response:
+    async def ask_stream(body: AskRequest, request: Request) -> Response:
         """Run one question; SSE ``start``, ``progress`` (per stage), then ``result``.
 
         With ``verify_mode="deferred"`` the ``result`` comes with ``verification:
@@ -112,7 +118,9 @@ def register_ask_stream(app: FastAPI, served: Served) -> None:
                                   served.max_question_chars)
         settings = check_settings(body.settings, ["body", "settings"])
         thread_id = body.thread_id or str(uuid.uuid4())
-        config = served.config(settings, thread_id, new_thread=body.thread_id is None)
+        owner = await _run_owner(served, request, body.thread_id)
+        config = served.config(settings, thread_id, new_thread=body.thread_id is None,
+                               owner=owner)
 
         async def events() -> AsyncIterator[dict[str, str]]:
             yield _sse("start", {"thread_id": thread_id, "question": question})
@@ -144,6 +152,22 @@ def register_ask_stream(app: FastAPI, served: Served) -> None:
                                      "thread_id": thread_id})
 
         return EventSourceResponse(events(), ping=15)
+
+
+async def _run_owner(served: Served, request: Request, thread_id: str | None) -> str | None:
+    """The owner a run on ``thread_id`` records; 404 when the caller may not run on it.
+
+    A new thread belongs to the caller's key; an existing one keeps its owner.
+    """
+    identity = getattr(request.state, "identity", None)
+    if identity is None:
+        return None
+    if thread_id is None:
+        return str(identity.name)
+    snapshot = await served.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    if not may_use(identity, snapshot, write=True):
+        raise HTTPException(404, f"no thread {thread_id!r}")
+    return thread_owner(snapshot) if snapshot and snapshot.values else str(identity.name)
 
 
 def _sse(event: str, data: Any) -> dict[str, str]:

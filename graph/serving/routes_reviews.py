@@ -13,7 +13,13 @@ from pydantic import BaseModel, Field, StrictStr
 
 from grounded_rag.context import SETTING_NAMES
 from grounded_rag.serving.checks import request_error
-from grounded_rag.serving.served import Served, is_pending_review, pending_review, run_result
+from grounded_rag.serving.served import (
+    Served,
+    is_pending_review,
+    pending_review,
+    run_result,
+    thread_owner,
+)
 
 __all__ = ["ReviewDecision", "StatementIn", "register_reviews"]
 
@@ -85,7 +91,7 @@ def register_reviews(app: FastAPI, served: Served) -> None:
             # Resume with the settings the run started with (checkpoint metadata has them).
             original = {k: v for k, v in (snapshot.metadata or {}).items()
                         if k in SETTING_NAMES}
-            config = served.config(original, thread_id)
+            config = served.config(original, thread_id, owner=thread_owner(snapshot))
             resume = decision.model_dump(exclude_none=True)
             identity = getattr(request.state, "identity", None)
             if identity is not None:

@@ -12,12 +12,13 @@ from langgraph.pregel import Pregel
 
 from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import DeferredVerifications, mark_deferred
-from grounded_rag.serving.checkpoints import NEW_THREAD
+from grounded_rag.serving.checkpoints import NEW_THREAD, OWNER
 from grounded_rag.serving.metrics import RagMetrics
 
-__all__ = ["DEFAULT_DURABILITY", "Durability", "OUTPUT_KEYS", "Served", "check_durability",
-           "compile_graph", "current_answer", "finished_result", "is_pending_review",
-           "pending_review", "run_result", "stream_keys"]
+__all__ = ["DEFAULT_DURABILITY", "Durability", "OUTPUT_KEYS", "OWNER", "Served",
+           "check_durability", "compile_graph", "current_answer", "finished_result",
+           "is_pending_review", "may_use", "pending_review", "run_result", "stream_keys",
+           "thread_owner"]
 
 Durability = Literal["exit", "async", "sync"]
 """LangGraph's durability modes: when a run's checkpoints are written."""
@@ -61,16 +62,40 @@ class Served:
                                               durability=self.durability)
 
     def config(self, settings: Mapping[str, Any], thread_id: str, *,
-               new_thread: bool = False) -> RunnableConfig:
+               new_thread: bool = False, owner: str | None = None) -> RunnableConfig:
         """A run's config: server settings under the request's, the thread, metrics.
 
         ``new_thread``: the server has just made ``thread_id`` up (nothing to read back).
+        ``owner``: the key name the thread belongs to, kept in its checkpoints' metadata.
         """
         configurable = {**layer_settings(self.settings, settings), "thread_id": thread_id}
         if new_thread:
             configurable[NEW_THREAD] = True
-        return mark_deferred({"configurable": configurable,
-                              "callbacks": [self.metrics.observer()]})
+        config: RunnableConfig = {"configurable": configurable,
+                                  "callbacks": [self.metrics.observer()]}
+        if owner is not None:
+            config["metadata"] = {OWNER: owner}
+        return mark_deferred(config)
+
+
+def thread_owner(snapshot: Any) -> str | None:
+    """The key name a thread belongs to (``None``: made without keys)."""
+    owner = (getattr(snapshot, "metadata", None) or {}).get(OWNER)
+    return owner if isinstance(owner, str) else None
+
+
+def may_use(identity: Any, snapshot: Any, *, write: bool) -> bool:
+    """Whether ``identity`` may read (``write=False``) or run on a thread.
+
+    Without keys (``identity`` None) and on a thread with no answer yet, everyone may. A
+    thread belongs to the key that started it; reviewers read every thread (they review
+    them), admins also run on every thread; anyone else is told the thread does not exist.
+    """
+    if identity is None or not snapshot or not snapshot.values:
+        return True
+    if thread_owner(snapshot) == identity.name:
+        return True
+    return bool(identity.may("admin") or (not write and identity.may("reviewer")))
 
 
 def compile_graph(graph: Any) -> Pregel:

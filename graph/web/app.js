@@ -103,6 +103,22 @@
     }
   }
 
+  // The API key stays in this tab (sessionStorage), never in the page's address or a cookie.
+  const KEY_ITEM = "grounded-rag-api-key";
+
+  function authHeaders(headers) {
+    const key = $("api_key").value.trim();
+    try { if (key) sessionStorage.setItem(KEY_ITEM, key); else sessionStorage.removeItem(KEY_ITEM); }
+    catch (e) { /* storage off: the field still works */ }
+    return key ? { ...headers, Authorization: `Bearer ${key}` } : headers;
+  }
+
+  function askForKey(status) {
+    if (status !== 401) return;
+    $("ask-form").querySelector("details.settings").open = true;
+    $("api_key").focus();
+  }
+
   async function ask(question) {
     showError("");
     startedAt = performance.now();
@@ -117,7 +133,7 @@
     try {
       const response = await fetch("/ask/stream", {
         method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        headers: authHeaders({ "Content-Type": "application/json", Accept: "text/event-stream" }),
         body: JSON.stringify({ question, settings: settingsFromForm() }),
       });
       if (!response.ok) {
@@ -125,6 +141,7 @@
         try { body = await response.json(); } catch (e) { /* not JSON */ }
         showError(errorText(body, response.status));
         $("progress-section").hidden = true;
+        askForKey(response.status);
         return;
       }
       await readEvents(response, (event, data) => {
@@ -338,17 +355,19 @@
       if (!body.answer.trim()) { showError("Write the edited answer first."); return; }
     }
     const response = await fetch(`/reviews/${encodeURIComponent(currentThread)}`, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      method: "POST", headers: authHeaders({ "Content-Type": "application/json" }),
+      body: JSON.stringify(body),
     });
     let data = null;
     try { data = await response.json(); } catch (e) { /* not JSON */ }
-    if (!response.ok) { showError(errorText(data, response.status)); return; }
+    if (!response.ok) { showError(errorText(data, response.status)); askForKey(response.status); return; }
     showError("");
     addProgress(`review: ${action}`);
     render(data);
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    try { $("api_key").value = sessionStorage.getItem(KEY_ITEM) || ""; } catch (e) { /* off */ }
     const form = $("ask-form");
     const question = $("question");
     form.addEventListener("submit", (event) => {

@@ -180,6 +180,36 @@ def test_review_mode_from_the_page(page, server):
 
 
 @pytest.fixture(scope="module")
+def keyed_server(tmp_path_factory):
+    from grounded_rag.serving.auth import KeyStore
+
+    tmp = tmp_path_factory.mktemp("page-keys")
+    store = KeyStore(tmp / "keys.json")
+    key = store.create("page-user", "asker")
+    with serving_app(tmp, checkpointer="memory", GR_TEST_KEYS=str(store.path)) as srv:
+        yield srv, key
+
+
+def test_a_server_with_keys_asks_the_page_for_one(browser, keyed_server, console_errors):
+    server, key = keyed_server
+    with open_page(browser, server, console_errors) as page:
+        page.fill("#question", "How long does the X100 battery last?")
+        page.click("#ask-button")
+        page.wait_for_function("document.querySelector('#form-error').textContent"
+                               ".includes('API key')")
+        assert page.evaluate("document.activeElement.id") == "api_key"  # settings opened
+        assert console_errors == ["Failed to load resource: the server responded with a "
+                                  "status of 401 (Unauthorized)"]
+        console_errors.clear()
+        page.fill("#api_key", key)
+        ask(page, "How long does the X100 battery last?")
+        assert page.get_attribute("#result", "data-status") == "answered"
+        # The key stays with the tab (a reload keeps it), never in the address.
+        page.reload()
+        assert page.input_value("#api_key") == key and key not in page.url
+
+
+@pytest.fixture(scope="module")
 def slow_verifier_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("page-deferred")
     with serving_app(tmp, checkpointer=f"sqlite:{tmp / 'c.sqlite'}",

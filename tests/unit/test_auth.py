@@ -101,8 +101,57 @@ async def test_a_review_decision_records_who_decided_and_when(client, keys):
     assert review["at"].startswith("20")
 
 
+async def test_a_thread_belongs_to_the_key_that_started_it(client, keys):
+    store, made = keys
+    other = store.create("asker-2", "asker")
+    owner = bearer(made["asker"])
+
+    async def run_on(thread_id: str, key: str, route: str) -> int:
+        if route == "rag":
+            body = {"input": {"question": BATTERY},
+                    "config": {"configurable": {"thread_id": thread_id}}}
+            response = await client.post("/rag/invoke", json=body, headers=bearer(key))
+        else:
+            response = await client.post("/ask/stream", headers=bearer(key),
+                                         json={"question": BATTERY, "thread_id": thread_id})
+        return response.status_code
+
+    started = await client.post("/rag/invoke", json={"input": {"question": BATTERY}},
+                                headers=owner)
+    thread_id = started.headers["x-thread-id"]
+    readers = {made["asker"]: 200, other: 404, made["reviewer"]: 200, made["admin"]: 200}
+    for key, code in readers.items():
+        assert (await client.get(f"/answers/{thread_id}", headers=bearer(key))).status_code \
+            == code, key
+    # Another asker cannot run on it through either route, nor can a reviewer.
+    for key in (other, made["reviewer"]):
+        assert await run_on(thread_id, key, "rag") == 404
+        assert await run_on(thread_id, key, "stream") == 404
+    # A review resumes the thread; it stays the asker's.
+    decided = await client.post(f"/reviews/{thread_id}", headers=bearer(made["reviewer"]),
+                                json={"action": "approve"})
+    assert decided.status_code == 200, decided.text
+    assert (await client.get(f"/answers/{thread_id}", headers=bearer(other))).status_code == 404
+    assert (await client.get(f"/answers/{thread_id}", headers=owner)).status_code == 200
+    assert await run_on(thread_id, made["asker"], "stream") == 200
+    assert await run_on(thread_id, made["admin"], "rag") == 200
+    # A thread id the client chose is its key's from its first run; so is a deferred one's
+    # thread after its background verification wrote the answer again.
+    assert await run_on("picked-by-2", other, "stream") == 200
+    assert await run_on("picked-by-2", made["asker"], "rag") == 404
+    deferred = await client.post("/rag/invoke", headers=owner, json={
+        "input": {"question": BATTERY},
+        "config": {"configurable": {"verify_mode": "deferred", "review_mode": False}}})
+    late = deferred.headers["x-thread-id"]
+    answer = await client.get(f"/answers/{late}", params={"wait": 30}, headers=owner)
+    assert answer.json()["verification"] == "complete", answer.text
+    assert (await client.get(f"/answers/{late}", headers=owner)).status_code == 200
+    assert (await client.get(f"/answers/{late}", headers=bearer(other))).status_code == 404
+
+
 def test_roles_and_hosts():
     assert needed_role("GET", "/healthz") is None
+    assert needed_role("GET", "/web/app.js") is None and needed_role("POST", "/web/x") == "asker"
     assert needed_role("POST", "/reviews/abc") == "reviewer"
     assert needed_role("POST", "/ask/stream") == "asker"
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
