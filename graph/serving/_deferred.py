@@ -25,7 +25,7 @@ from langgraph.types import Command
 
 from grounded_rag.context import SETTING_NAMES, resolve_context
 from grounded_rag.serving._claims import ThreadClaims
-from grounded_rag.serving.checkpoints import OWNER
+from grounded_rag.serving.checkpoints import OWNER, thread_owner
 from grounded_rag.serving.metrics import LATE_VERIFICATION, RagMetrics
 from grounded_rag.verification.modes import failed_update
 
@@ -114,7 +114,7 @@ class DeferredVerifications:
             return task
         # Resume with the settings the run started with (checkpoint metadata has them).
         settings = {k: v for k, v in (snapshot.metadata or {}).items() if k in SETTING_NAMES}
-        owner = (snapshot.metadata or {}).get(OWNER)
+        owner = thread_owner(snapshot)
         task = asyncio.create_task(self._run(thread_id, settings, owner),
                                    name=f"deferred-verification-{thread_id}")
         self._tasks[thread_id] = task
@@ -202,7 +202,7 @@ class DeferredVerifications:
             snapshot = await self.graph.aget_state(config)
             if not is_pending(snapshot):
                 return  # it finished after all (or another question replaced it)
-            owner = (snapshot.metadata or {}).get(OWNER)
+            owner = thread_owner(snapshot)
             if owner is not None:
                 config["metadata"] = {OWNER: owner}
             await self.graph.aupdate_state(config, failed_update(snapshot.values, error),

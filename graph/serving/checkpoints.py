@@ -28,6 +28,12 @@ OWNER = "owner"
 run on the thread (a review's resume, a deferred verification) writes it again."""
 
 
+def thread_owner(snapshot: Any) -> str | None:
+    """The key name a thread belongs to (``None``: made without keys)."""
+    owner = (getattr(snapshot, "metadata", None) or {}).get(OWNER)
+    return owner if isinstance(owner, str) else None
+
+
 def is_new_thread(config: Any) -> bool:
     """Whether ``config`` reads the latest checkpoint of a thread the server has just made up."""
     configurable = (config or {}).get("configurable") or {}

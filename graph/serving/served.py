@@ -12,7 +12,7 @@ from langgraph.pregel import Pregel
 
 from grounded_rag.presets import layer_settings
 from grounded_rag.serving._deferred import DeferredVerifications, mark_deferred
-from grounded_rag.serving.checkpoints import NEW_THREAD, OWNER
+from grounded_rag.serving.checkpoints import NEW_THREAD, OWNER, thread_owner
 from grounded_rag.serving.metrics import RagMetrics
 
 __all__ = ["DEFAULT_DURABILITY", "Durability", "OUTPUT_KEYS", "OWNER", "Served",
@@ -76,12 +76,6 @@ class Served:
         if owner is not None:
             config["metadata"] = {OWNER: owner}
         return mark_deferred(config)
-
-
-def thread_owner(snapshot: Any) -> str | None:
-    """The key name a thread belongs to (``None``: made without keys)."""
-    owner = (getattr(snapshot, "metadata", None) or {}).get(OWNER)
-    return owner if isinstance(owner, str) else None
 
 
 def may_use(identity: Any, snapshot: Any, *, write: bool) -> bool:
